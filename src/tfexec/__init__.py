@@ -1,0 +1,77 @@
+"""tfexec — the reference interpreter of the TileFoundry HIR.
+
+Every program is computed twice: by the evaluator spec's memoised visitor (``evaluate``)
+and by a lowering to a forward-only list of typed closures (``lower``); the two are
+compared node by node (``check_equivalence``).
+"""
+
+from tfexec import evaluator as _evaluator  # noqa: F401
+from tfexec.errors import (
+    EquivalenceError as EquivalenceError,
+    EvalError as EvalError,
+    IRConstructionError as IRConstructionError,
+    LoweringError as LoweringError,
+    ModuleLoadError as ModuleLoadError,
+    ParseError as ParseError,
+    TfexecError as TfexecError,
+    TypeInferenceError as TypeInferenceError,
+)
+from tfexec.evaluator import handlers as _handlers  # noqa: F401  (registers the value rules)
+from tfexec.evaluator.context import EvaluateContext as EvaluateContext
+from tfexec.evaluator.layout import as_layout_view as as_layout_view, from_layout_view as from_layout_view
+from tfexec.evaluator.registry import eval_registry as eval_registry, register_eval as register_eval
+from tfexec.evaluator.value import TensorValue as TensorValue, TupleValue as TupleValue, Value as Value
+from tfexec.evaluator.visitor import EvaluatorVisitor as EvaluatorVisitor, evaluate as evaluate
+from tfexec.infer import infer_types as infer_types
+from tfexec.ir.describe import describe_expr as describe_expr
+from tfexec.ir.dims import DimExpr as DimExpr, DimVar as DimVar, ShapeDim as ShapeDim, resolve_dim as resolve_dim
+from tfexec.ir.dtypes import (
+    DType as DType,
+    b1 as b1,
+    bf16 as bf16,
+    f16 as f16,
+    f32 as f32,
+    f64 as f64,
+    i8 as i8,
+    i16 as i16,
+    i32 as i32,
+    i64 as i64,
+    u8 as u8,
+)
+from tfexec.ir.expr import (
+    Call as Call,
+    Constant as Constant,
+    ConstTensor as ConstTensor,
+    Expr as Expr,
+    Function as Function,
+    GridRegionExpr as GridRegionExpr,
+    Tuple as Tuple,
+    TupleGetItem as TupleGetItem,
+    Var as Var,
+)
+from tfexec.ir.module import IRModule as IRModule
+from tfexec.ir.ops.base import Op as Op
+from tfexec.ir.span import Span as Span
+from tfexec.ir.types import (
+    Layout as Layout,
+    Mesh as Mesh,
+    Replicate as Replicate,
+    ShardLayout as ShardLayout,
+    Split as Split,
+    TensorType as TensorType,
+    TupleType as TupleType,
+    Type as Type,
+)
+from tfexec.loading import LoadedModule as LoadedModule
+from tfexec.visitor import AnalysisRegistry as AnalysisRegistry, ExprMutator as ExprMutator, ExprVisitor as ExprVisitor
+from tfexec import ops as ops
+
+__all__ = [
+    "AnalysisRegistry", "Call", "ConstTensor", "Constant", "DType", "DimExpr", "DimVar", "EquivalenceError",
+    "EvalError", "EvaluateContext", "EvaluatorVisitor", "Expr", "ExprMutator", "ExprVisitor", "Function",
+    "GridRegionExpr", "IRConstructionError", "IRModule", "Layout", "LoadedModule", "LoweringError", "Mesh",
+    "ModuleLoadError", "Op", "ParseError", "Replicate", "ShapeDim", "ShardLayout", "Span", "Split", "TensorType",
+    "TensorValue", "TfexecError", "Tuple", "TupleGetItem", "TupleType", "TupleValue", "Type", "TypeInferenceError",
+    "Value", "Var", "as_layout_view", "b1", "bf16", "describe_expr", "eval_registry", "evaluate", "f16", "f32",
+    "f64", "from_layout_view", "i16", "i32", "i64", "i8", "infer_types", "ops", "register_eval", "resolve_dim", "u8",
+]

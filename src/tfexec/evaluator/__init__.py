@@ -1,0 +1,1 @@
+"""The direct route: the evaluator spec's ``evaluate`` and ``EvaluatorVisitor``."""

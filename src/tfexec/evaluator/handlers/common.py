@@ -1,0 +1,65 @@
+"""Helpers shared by value rules: index reads, scalar operands, dims and axes at run time."""
+
+from collections.abc import Sequence
+
+import torch
+
+from tfexec.errors import EvalError
+from tfexec.evaluator.context import EvaluateContext
+from tfexec.ir.dims import ShapeDim, resolve_dim
+
+Scalar = bool | int | float
+Arg = torch.Tensor | Scalar
+
+_WEAK_DTYPE = {bool: torch.bool, int: torch.int64, float: torch.float32}
+
+
+def read_index(value: object, what: str) -> int:
+    """A rank-0 integer operand as a Python int (slice starts, dim arithmetic)."""
+    if isinstance(value, bool):
+        raise EvalError(f"{what} must be an integer, found bool {value}")
+    if isinstance(value, int):
+        return value
+    if not isinstance(value, torch.Tensor):
+        raise EvalError(f"{what} must be a rank-0 integer tensor, found {type(value).__name__}")
+    if value.dim() != 0:
+        raise EvalError(f"{what} must be rank-0, found shape {list(value.shape)}")
+    if value.dtype.is_floating_point or value.dtype.is_complex or value.dtype == torch.bool:
+        raise EvalError(f"{what} must be an integer, found dtype {value.dtype}")
+    if value.device.type == "meta":
+        raise EvalError(f"{what} is on device meta, which holds no data: an index cannot be read there")
+    return int(value.item())
+
+
+def weak_tensor(value: Scalar, device: "torch.device | str | None") -> torch.Tensor:
+    """A weak scalar as a rank-0 tensor of its own type (b1/i64/f32)."""
+    return torch.tensor(value, dtype=_WEAK_DTYPE[type(value)], device=device)
+
+
+def tensorize(ctx: EvaluateContext, a: Arg, b: Arg) -> tuple[torch.Tensor, torch.Tensor]:
+    """Two operands as tensors; a weak scalar takes the dtype torch promotes it to against the other."""
+    if isinstance(a, torch.Tensor):
+        if isinstance(b, torch.Tensor):
+            return a, b
+        return a, torch.tensor(b, dtype=torch.result_type(a, b), device=a.device)
+    if isinstance(b, torch.Tensor):
+        return torch.tensor(a, dtype=torch.result_type(b, a), device=b.device), b
+    first = weak_tensor(a, ctx.device)
+    dtype = torch.result_type(first, b)
+    return first.to(dtype), torch.tensor(b, dtype=dtype, device=ctx.device)
+
+
+def resolve_shape(ctx: EvaluateContext, dims: Sequence[ShapeDim]) -> tuple[int, ...]:
+    """Concrete sizes of ``dims`` under the run's dim bindings."""
+    return tuple(resolve_dim(d, ctx.dim_bindings) for d in dims)
+
+
+def is_static(dims: Sequence[ShapeDim]) -> bool:
+    return all(isinstance(d, int) for d in dims)
+
+
+def axis_at(op_name: str, axis: int, rank: int) -> int:
+    """``axis`` normalised for a tensor of ``rank``, or an ``EvalError`` naming the valid range."""
+    if not -rank <= axis < rank:
+        raise EvalError(f"{op_name}: axis {axis} is out of range for a rank-{rank} value (valid: {-rank}..{rank - 1})")
+    return axis % rank

@@ -1,0 +1,26 @@
+"""Value rules of the ``dim_*`` ops: the integer arithmetic of ``resolve_dim``
+(``apply_dim_op``), on rank-0 integer operands read as Python ints."""
+
+import torch
+
+from tfexec.evaluator.context import EvaluateContext
+from tfexec.evaluator.handlers.common import read_index
+from tfexec.evaluator.registry import Kernel, Layouts, value_rule
+from tfexec.ir.dims import apply_dim_op
+from tfexec.ir.ops.dimarith import DIM_OPS, DimOp
+
+
+def _register(cls: type[DimOp]) -> None:
+    @value_rule(cls)
+    def _rule(op: DimOp, layouts: Layouts) -> Kernel:
+        name, dim_op = op.name, op.dim_op
+
+        def run(ctx: EvaluateContext, a: object, b: object) -> torch.Tensor:
+            result = apply_dim_op(dim_op, read_index(a, f"{name} operand 0"), read_index(b, f"{name} operand 1"))
+            return torch.tensor(result, dtype=torch.int64, device=ctx.device)
+
+        return Kernel(run, needs_ctx=True)
+
+
+for _cls in DIM_OPS:
+    _register(_cls)

@@ -1,0 +1,77 @@
+"""Value rules of ``reduce`` and ``argmax``, with the decisions hir.md fixes.
+
+``axes=None`` reduces every axis, ``axes=()`` is the identity; ``max``/``min`` over a
+zero-length axis is an error; ``prod`` over several axes multiplies one axis at a time
+(torch's ``prod`` takes a single axis).
+"""
+
+from collections.abc import Callable
+
+import torch
+
+from tfexec.errors import EvalError
+from tfexec.evaluator.context import EvaluateContext
+from tfexec.evaluator.handlers.common import Arg, axis_at, weak_tensor
+from tfexec.evaluator.registry import Kernel, Layouts, value_rule
+from tfexec.ir.ops.reduction import ArgMax, Reduce
+
+
+def _as_tensor(ctx: EvaluateContext, x: Arg) -> torch.Tensor:
+    return x if isinstance(x, torch.Tensor) else weak_tensor(x, ctx.device)
+
+
+def _axes(op: Reduce, rank: int) -> tuple[int, ...]:
+    if op.axes is None:
+        return tuple(range(rank))
+    axes = tuple(sorted(axis_at("reduce", a, rank) for a in op.axes))
+    if len(set(axes)) != len(axes):
+        raise EvalError(f"reduce: axes {op.axes} name an axis twice")
+    return axes
+
+
+def _prod(x: torch.Tensor, axes: tuple[int, ...], keepdim: bool) -> torch.Tensor:
+    if not axes:
+        return torch.prod(x)
+    out = x
+    for a in sorted(axes, reverse=True):
+        out = torch.prod(out, dim=a, keepdim=keepdim)
+    return out
+
+
+_REDUCERS: dict[str, Callable[[torch.Tensor, tuple[int, ...], bool], torch.Tensor]] = {
+    "sum": lambda x, axes, k: torch.sum(x, dim=axes, keepdim=k),
+    "mean": lambda x, axes, k: torch.mean(x, dim=axes, keepdim=k),
+    "max": lambda x, axes, k: torch.amax(x, dim=axes, keepdim=k),
+    "min": lambda x, axes, k: torch.amin(x, dim=axes, keepdim=k),
+    "prod": _prod,
+}
+
+
+@value_rule(Reduce)
+def _reduce(op: Reduce, layouts: Layouts) -> Kernel:
+    reducer = _REDUCERS[op.kind]
+
+    def run(ctx: EvaluateContext, x: Arg) -> torch.Tensor:
+        t = _as_tensor(ctx, x)
+        if op.axes == ():
+            return t
+        axes = _axes(op, t.dim())
+        if op.kind in ("max", "min"):
+            for a in axes:
+                if t.shape[a] == 0:
+                    raise EvalError(f"reduce {op.kind} over axis {a} of length 0 has no value")
+        return reducer(t, axes, op.keepdims)
+
+    return Kernel(run, needs_ctx=True)
+
+
+@value_rule(ArgMax)
+def _argmax(op: ArgMax, layouts: Layouts) -> Kernel:
+    def run(ctx: EvaluateContext, x: Arg) -> torch.Tensor:
+        t = _as_tensor(ctx, x)
+        axis = axis_at("argmax", op.axis, t.dim())
+        if t.shape[axis] == 0:
+            raise EvalError(f"argmax over axis {axis} of length 0 has no value")
+        return torch.argmax(t, dim=axis, keepdim=op.keepdims)
+
+    return Kernel(run, needs_ctx=True)

@@ -1,0 +1,113 @@
+"""The evaluator's registry (evaluator spec §3) and the value rules both routes share.
+
+``eval_registry`` maps an op class to a handler ``(EvaluateContext) -> Value``; users add
+handlers with ``@register_eval(MyOp)``. The built-in ops register a *value rule* instead:
+``@value_rule(Add)`` on a function ``(op, operand_layouts) -> Kernel`` that pre-binds the
+op's static attributes once. ``value_rule`` also registers the matching handler in
+``eval_registry``, so the visitor dispatches through the registry as the spec says while
+the lowering calls the very same kernel with nothing left to look up.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeAlias, TypeVar
+
+import torch
+
+from tfexec.errors import EvalError, TfexecError
+from tfexec.evaluator.context import EvaluateContext
+from tfexec.evaluator.value import TensorValue, Value, kernel_arg, layout_of, type_of_data
+from tfexec.ir.describe import describe_expr
+from tfexec.ir.expr import Call
+from tfexec.ir.ops.base import Op
+from tfexec.ir.types import Layout, ShardLayout
+from tfexec.visitor import AnalysisRegistry
+
+Handler: TypeAlias = Callable[[EvaluateContext], Value]
+Layouts: TypeAlias = "tuple[Layout | ShardLayout | None, ...]"
+OpT = TypeVar("OpT", bound=Op)
+
+
+@dataclass(frozen=True, slots=True)
+class Kernel:
+    """One op's value rule with its static attributes bound.
+
+    ``fn(*args)`` — or ``fn(ctx, *args)`` when ``needs_ctx`` — maps operands (tensors, weak
+    Python scalars, or tuples of them for ``Tuple`` operands) to the result tensor.
+    ``tensor_fn``, when set, is what ``fn`` computes when every operand is a tensor,
+    callable without the context: the lowering uses it when no operand is a weak scalar.
+    """
+
+    fn: Callable[..., torch.Tensor]
+    needs_ctx: bool = False
+    tensor_fn: Callable[..., torch.Tensor] | None = None
+
+
+Specialiser: TypeAlias = Callable[[Any, Any], Kernel]
+
+eval_registry: AnalysisRegistry[Handler] = AnalysisRegistry("eval_registry")
+
+
+def register_eval(op_cls: type[Op], *, override: bool = False) -> Callable[[Handler], Handler]:
+    """Return the evaluator registration decorator for ``op_cls`` (evaluator spec §3)."""
+    return eval_registry.register(op_cls, override=override)
+
+
+def value_rule(op_cls: type[OpT]) -> Callable[[Callable[[OpT, Layouts], Kernel]], Callable[[OpT, Layouts], Kernel]]:
+    """Register a built-in op's value rule, and the ``eval_registry`` handler that applies it."""
+
+    def decorate(specialise: Callable[[OpT, Layouts], Kernel]) -> Callable[[OpT, Layouts], Kernel]:
+        eval_registry.add(op_cls, _handler_for(specialise))
+        return specialise
+
+    return decorate
+
+
+def lookup_value_rule(op_cls: type[Op]) -> Specialiser | None:
+    """The value rule behind ``op_cls``'s registered handler; None when the handler is a
+    plain ``register_eval`` one (then the lowering calls the handler itself)."""
+    handler = eval_registry.lookup(op_cls)
+    return None if handler is None else _rule_of_handler.get(handler)
+
+
+_rule_of_handler: dict[Handler, Specialiser] = {}
+
+
+def _handler_for(specialise: Callable[[OpT, Layouts], Kernel]) -> Handler:
+    kernels: dict[tuple[Op, Layouts], Kernel] = {}
+
+    def handler(ctx: EvaluateContext) -> Value:
+        op = ctx.op
+        assert op is not None
+        layouts = tuple(layout_of(a) for a in ctx.args)
+        key = (op, layouts)
+        kernel = kernels.get(key)
+        if kernel is None:
+            kernel = kernels[key] = specialise(op, layouts)  # type: ignore[arg-type]
+        args = [kernel_arg(a) for a in ctx.args]
+        data = kernel.fn(ctx, *args) if kernel.needs_ctx else kernel.fn(*args)
+        return TensorValue(data, type_of_data(data, op.value_layout(layouts)))
+
+    _rule_of_handler[handler] = specialise  # type: ignore[assignment]
+    return handler
+
+
+def reason_of(exc: BaseException) -> str:
+    """The user-facing reason for an exception raised inside a dispatch."""
+    if isinstance(exc, TfexecError):
+        return str(exc)
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else '(no message)'}"
+
+
+def dispatch_error(call: Call, exc: BaseException) -> EvalError:
+    """The ``EvalError`` for a failed dispatch of ``call``, prefixed by ``describe_expr``."""
+    err = EvalError(f"{describe_expr(call)}: {reason_of(exc)}")
+    err.__cause__ = exc
+    return err
+
+
+def missing_handler_error(call: Call) -> EvalError:
+    """The ``EvalError`` for a call whose op class has no handler (it names the class)."""
+    cls = type(call.target)
+    return EvalError(f"{describe_expr(call)}: no evaluator handler is registered for op class {cls.__name__}")

@@ -1,0 +1,55 @@
+"""Schedules: a scope's nodes in post-order, each with the operands it reads last.
+
+Computed once per function body and per loop body (cached on the node), so evaluation
+frees each value right after its last reader without counting uses on every run.
+"""
+
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from tfexec.ir.expr import Expr, Function, GridRegionExpr
+from tfexec.ir.graph import loop_plan, operands, post_order
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    """``steps[i] = (node, ids of values whose last reader is node)``; outputs are never freed."""
+
+    order: tuple[Expr, ...]
+    steps: tuple[tuple[Expr, tuple[int, ...]], ...]
+
+
+def build_schedule(order: Sequence[Expr], outputs: Sequence[Expr]) -> Schedule:
+    last: dict[int, int] = {}
+    for i, node in enumerate(order):
+        for child in operands(node):
+            last[id(child)] = i
+    for out in outputs:
+        last[id(out)] = len(order)
+    frees: list[list[int]] = [[] for _ in order]
+    for node_id, i in last.items():
+        if i < len(order):
+            frees[i].append(node_id)
+    return Schedule(tuple(order), tuple((node, tuple(f)) for node, f in zip(order, frees)))
+
+
+_FUNCTIONS: "weakref.WeakKeyDictionary[Function, Schedule]" = weakref.WeakKeyDictionary()
+_LOOPS: "weakref.WeakKeyDictionary[GridRegionExpr, Schedule]" = weakref.WeakKeyDictionary()
+
+
+def function_schedule(fn: Function) -> Schedule:
+    """The schedule of ``fn``'s body (its output is ``fn.body``)."""
+    sched = _FUNCTIONS.get(fn)
+    if sched is None:
+        sched = _FUNCTIONS[fn] = build_schedule(post_order([fn.body]), [fn.body])
+    return sched
+
+
+def loop_schedule(region: GridRegionExpr) -> Schedule:
+    """The per-iteration schedule of a loop body (its outputs are the loop's roots)."""
+    sched = _LOOPS.get(region)
+    if sched is None:
+        plan = loop_plan(region)
+        sched = _LOOPS[region] = build_schedule(plan.schedule, plan.roots)
+    return sched

@@ -1,0 +1,62 @@
+"""Evaluated values (evaluator spec §1): ``Value``, ``TensorValue``, ``TupleValue``."""
+
+from dataclasses import dataclass, field
+
+import torch
+
+from tfexec.ir.dtypes import DType
+from tfexec.ir.types import Layout, ShardLayout, TensorType
+
+
+class Value:
+    """The base of every evaluated value."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class TensorValue(Value):
+    """A logical tensor value and its HIR type (concrete shape, dtype, layout).
+
+    ``scalar`` is set when the value is a weak Python-scalar constant (core-ir §2): op value
+    rules then pass the Python scalar to torch so that promotion is torch's scalar rule.
+    """
+
+    data: torch.Tensor
+    type: TensorType
+    scalar: bool | int | float | None = field(default=None, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class TupleValue(Value):
+    """Evaluated values in field order."""
+
+    elements: tuple[Value, ...]
+
+
+def type_of_data(data: torch.Tensor, layout: "Layout | ShardLayout | None" = None) -> TensorType:
+    """The concrete ``TensorType`` of a tensor (its shape and dtype) with ``layout``."""
+    return TensorType(tuple(data.shape), DType.from_torch(data.dtype), layout)
+
+
+def kernel_arg(value: Value) -> "torch.Tensor | bool | int | float | tuple[object, ...]":
+    """What a value rule receives for an operand: the tensor, the weak scalar, or a tuple of them."""
+    if isinstance(value, TensorValue):
+        return value.data if value.scalar is None else value.scalar
+    if isinstance(value, TupleValue):
+        return tuple(kernel_arg(v) for v in value.elements)
+    raise TypeError(f"not a Value: {value!r}")
+
+
+def layout_of(value: Value) -> "Layout | ShardLayout | None":
+    """The layout of a tensor value (None for tuples)."""
+    return value.type.layout if isinstance(value, TensorValue) else None
+
+
+def to_python(value: Value) -> "torch.Tensor | tuple[object, ...]":
+    """The user-facing result: a tensor, or a (nested) tuple of tensors."""
+    if isinstance(value, TensorValue):
+        return value.data
+    if isinstance(value, TupleValue):
+        return tuple(to_python(v) for v in value.elements)
+    raise TypeError(f"not a Value: {value!r}")

@@ -1,0 +1,1 @@
+"""The TileFoundry HIR: dtypes, dims, types, nodes, ops and modules."""

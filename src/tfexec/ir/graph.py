@@ -1,0 +1,118 @@
+"""Graph walks shared by every pass: operands, iterative post-order, loop plans.
+
+Everything here is iterative over graph depth (programs with 10⁶ nodes are normal); the
+only recursion is over loop *nesting*, which is as deep as the program text.
+
+A loop's body splits in two (hir §1.2): *variant* nodes depend on the induction variable
+or a carried phi and run every iteration; *invariant* nodes depend on neither and are
+computed once, outside. The invariant nodes a variant node reads directly are the loop's
+*frontier*: in the enclosing scope they are operands of the loop, like its ``init_args``.
+"""
+
+import weakref
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from tfexec.ir.expr import Call, Expr, GridRegionExpr, Tuple, TupleGetItem
+
+
+@dataclass(frozen=True, slots=True)
+class LoopPlan:
+    """How a ``GridRegionExpr`` runs: the invariant frontier and the per-iteration schedule."""
+
+    frontier: tuple[Expr, ...]
+    """Invariant nodes read by the body, in first-use order: computed once, before the loop."""
+    schedule: tuple[Expr, ...]
+    """Variant nodes in post-order (operands first), including the bound Vars they reach."""
+    roots: tuple[Expr, ...]
+    """``yield_values`` for a carried loop, ``(body,)`` for a loop with no carries."""
+
+
+_PLANS: "weakref.WeakKeyDictionary[GridRegionExpr, LoopPlan]" = weakref.WeakKeyDictionary()
+
+
+def operands(expr: Expr) -> tuple[Expr, ...]:
+    """The nodes ``expr`` reads in its own scope (a loop reads its inits and its frontier)."""
+    if isinstance(expr, Call):
+        return expr.args
+    if isinstance(expr, Tuple):
+        return expr.fields
+    if isinstance(expr, TupleGetItem):
+        return (expr.tuple,)
+    if isinstance(expr, GridRegionExpr):
+        return expr.init_args + loop_plan(expr).frontier
+    return ()
+
+
+def post_order(roots: Iterable[Expr]) -> list[Expr]:
+    """Every node reachable from ``roots`` once, operands before users, left to right."""
+    order: list[Expr] = []
+    seen: set[int] = set()
+    for root in roots:
+        if id(root) in seen:
+            continue
+        stack: list[tuple[Expr, bool]] = [(root, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                order.append(node)
+                continue
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            stack.append((node, True))
+            for child in reversed(operands(node)):
+                if id(child) not in seen:
+                    stack.append((child, False))
+    return order
+
+
+def loop_roots(region: GridRegionExpr) -> tuple[Expr, ...]:
+    """What a loop iteration computes: its yield values, or its body when it has no carries."""
+    return region.yield_values if region.carried_args else (region.body,)
+
+
+def loop_plan(region: GridRegionExpr) -> LoopPlan:
+    """The (cached) ``LoopPlan`` of ``region``."""
+    plan = _PLANS.get(region)
+    if plan is None:
+        plan = _build_loop_plan(region)
+        _PLANS[region] = plan
+    return plan
+
+
+def _build_loop_plan(region: GridRegionExpr) -> LoopPlan:
+    bound = {id(region.induction_var)} | {id(v) for v in region.carried_args}
+    roots = loop_roots(region)
+    variant: set[int] = set()
+    schedule: list[Expr] = []
+    for node in post_order(roots):
+        if id(node) in bound or any(id(c) in variant for c in operands(node)):
+            variant.add(id(node))
+            schedule.append(node)
+    frontier: list[Expr] = []
+    in_frontier: set[int] = set()
+    for node in schedule:
+        for child in operands(node):
+            if id(child) not in variant and id(child) not in in_frontier:
+                in_frontier.add(id(child))
+                frontier.append(child)
+    for root in roots:
+        if id(root) not in variant and id(root) not in in_frontier:
+            in_frontier.add(id(root))
+            frontier.append(root)
+    return LoopPlan(tuple(frontier), tuple(schedule), roots)
+
+
+def use_counts(order: list[Expr], outputs: Iterable[Expr]) -> dict[int, int]:
+    """How many times each node of ``order`` is read, counting each output once more."""
+    counts: dict[int, int] = {}
+    for node in order:
+        for child in operands(node):
+            counts[id(child)] = counts.get(id(child), 0) + 1
+    for out in outputs:
+        counts[id(out)] = counts.get(id(out), 0) + 1
+    return counts
+
+
+__all__ = ["LoopPlan", "loop_plan", "loop_roots", "operands", "post_order", "use_counts"]

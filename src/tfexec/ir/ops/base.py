@@ -1,0 +1,71 @@
+"""The ``Op`` base class (core-ir §3) and what type rules receive.
+
+An ``Op`` subclass is one operation kind; an instance holds one call's static attributes
+as frozen dataclass fields. Each subclass states its text spelling (``name``), its operand
+count (``arity``) and its type rule (``infer``). Value rules live apart, in
+``tfexec.evaluator.handlers``, registered against the class.
+"""
+
+from dataclasses import dataclass, fields
+from typing import ClassVar, NamedTuple
+
+from tfexec.ir.types import Layout, ShardLayout, TensorType, Type
+
+
+class TypeRuleError(Exception):
+    """Raised by a type rule; ``infer_types`` prefixes it with ``describe_expr`` of the call."""
+
+
+class Operand(NamedTuple):
+    """What a type rule knows of one operand: its type, whether it is a weak Python scalar,
+    and its static integer value when it is a constant (slice starts, dim arithmetic)."""
+
+    type: Type
+    weak: bool = False
+    static_int: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Op:
+    """Base of every operation kind. Subclasses are frozen dataclasses of static attributes."""
+
+    name: ClassVar[str] = ""
+    """The text-format spelling and builder name (``add``, ``reduce``)."""
+    min_args: ClassVar[int] = 0
+    max_args: ClassVar[int | None] = 0
+    """Operand count bounds (``max_args=None``: variadic)."""
+
+    def infer(self, args: tuple[Operand, ...]) -> Type:
+        """Return the result type for operands of these types, or raise ``TypeRuleError``."""
+        raise TypeRuleError(f"op {self.name or type(self).__name__} has no type rule")
+
+    def value_layout(self, operands: "tuple[Layout | ShardLayout | None, ...]") -> "Layout | ShardLayout | None":
+        """The layout of this op's evaluated value, from its operands' layouts (default: none)."""
+        return None
+
+    def attributes(self) -> dict[str, object]:
+        """The static attributes as ``name -> value`` (for printing and errors)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def arity_error(self, count: int) -> str | None:
+        """A message when ``count`` operands do not fit this op, else None."""
+        lo, hi = self.min_args, self.max_args
+        if count < lo or (hi is not None and count > hi):
+            want = f"{lo}" if lo == hi else (f"at least {lo}" if hi is None else f"{lo} to {hi}")
+            return f"{self.name} takes {want} operand(s), got {count}"
+        return None
+
+
+def tensor_operand(op: Op, args: tuple[Operand, ...], index: int, what: str = "operand") -> TensorType:
+    """The tensor type of operand ``index``, or a ``TypeRuleError`` if it is a tuple."""
+    t = args[index].type
+    if not isinstance(t, TensorType):
+        raise TypeRuleError(f"{op.name} {what} {index} must be a tensor, found tuple {t}")
+    return t
+
+
+def normalize_axis(op: Op, axis: int, rank: int) -> int:
+    """Map a possibly negative axis into ``[0, rank)`` or raise a ``TypeRuleError``."""
+    if isinstance(axis, bool) or not isinstance(axis, int) or not -rank <= axis < rank:
+        raise TypeRuleError(f"{op.name}: axis {axis} is out of range for rank {rank} (valid: {-rank}..{rank - 1})")
+    return axis % rank

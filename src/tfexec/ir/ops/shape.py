@@ -1,0 +1,188 @@
+"""Shape ops: ``reshape``, ``transpose``, ``broadcast_to``, ``concat``, ``slice``, ``take``.
+
+Sizes in attributes are ``ShapeDim``s, resolved through the run's dim bindings.
+"""
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from tfexec.ir.dims import ShapeDim, dim_expr, is_shape_dim, shape_product
+from tfexec.ir.dtypes import DType
+from tfexec.ir.ops.base import Op, Operand, TypeRuleError, normalize_axis
+from tfexec.ir.ops.promotion import TensorTypeShape, promote, tensor_args
+from tfexec.ir.types import TensorType, TupleType, Type
+
+
+def _check_dims(owner: str, field: str, dims: object) -> None:
+    if not isinstance(dims, tuple) or not all(is_shape_dim(d) for d in dims):
+        raise TypeError(f"{owner} {field} must be a tuple of int/DimVar/DimExpr, got {dims!r}")
+    if any(isinstance(d, int) and d < 0 for d in dims):
+        raise TypeError(f"{owner} {field} must not contain negative sizes, got {dims!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class Reshape(Op):
+    """A logical reshape to ``shape`` (same element count, row-major order)."""
+
+    name: ClassVar[str] = "reshape"
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = 1
+    shape: tuple[ShapeDim, ...] = ()
+
+    def __post_init__(self) -> None:
+        _check_dims("reshape", "shape", self.shape)
+
+    def infer(self, args: tuple[Operand, ...]) -> Type:
+        (x,) = tensor_args(self.name, args)
+        before, after = shape_product(x.shape), shape_product(self.shape)
+        if before is not None and after is not None and before != after:
+            raise TypeRuleError(
+                f"reshape cannot change the element count: {x} has {_count(before)} elements, "
+                f"shape {TensorTypeShape(self.shape)} has {_count(after)}"
+            )
+        return TensorType(self.shape, x.dtype)
+
+
+def _count(factors: tuple[int, tuple[str, ...]]) -> str:
+    const, names = factors
+    parts = ([str(const)] if const != 1 or not names else []) + list(names)
+    return "*".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Transpose(Op):
+    """``x.permute(perm)``: output axis ``i`` is input axis ``perm[i]``."""
+
+    name: ClassVar[str] = "transpose"
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = 1
+    perm: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.perm, tuple) or not all(isinstance(p, int) and not isinstance(p, bool) for p in self.perm):
+            raise TypeError(f"transpose perm must be a tuple of ints, got {self.perm!r}")
+
+    def infer(self, args: tuple[Operand, ...]) -> Type:
+        (x,) = tensor_args(self.name, args)
+        norm = [normalize_axis(self, p, x.rank) for p in self.perm] if len(self.perm) == x.rank else None
+        if norm is None or sorted(norm) != list(range(x.rank)):
+            raise TypeRuleError(f"transpose perm {self.perm} is not a permutation of the {x.rank} axes of {x}")
+        return TensorType(tuple(x.shape[p] for p in norm), x.dtype)
+
+
+@dataclass(frozen=True, slots=True)
+class BroadcastTo(Op):
+    """``x.broadcast_to(shape)``: right-aligned, each input axis equal to the target or 1."""
+
+    name: ClassVar[str] = "broadcast_to"
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = 1
+    shape: tuple[ShapeDim, ...] = ()
+
+    def __post_init__(self) -> None:
+        _check_dims("broadcast_to", "shape", self.shape)
+
+    def infer(self, args: tuple[Operand, ...]) -> Type:
+        (x,) = tensor_args(self.name, args)
+        if x.rank > len(self.shape):
+            raise TypeRuleError(f"broadcast_to cannot lower the rank: {x} to {TensorTypeShape(self.shape)}")
+        offset = len(self.shape) - x.rank
+        for i, d in enumerate(x.shape):
+            if d != 1 and d != self.shape[offset + i]:
+                raise TypeRuleError(
+                    f"broadcast_to: axis {i} of {x} has size {d}, target {TensorTypeShape(self.shape)} needs "
+                    f"{self.shape[offset + i]} (or 1)"
+                )
+        return TensorType(self.shape, x.dtype)
+
+
+@dataclass(frozen=True, slots=True)
+class Concat(Op):
+    """``torch.cat(xs, axis)``: equal ranks, equal sizes off ``axis``; dtypes promote."""
+
+    name: ClassVar[str] = "concat"
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = None
+    axis: int = 0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.axis, int) or isinstance(self.axis, bool):
+            raise TypeError(f"concat axis must be an int, got {self.axis!r}")
+
+    def infer(self, args: tuple[Operand, ...]) -> Type:
+        types = tensor_args(self.name, args)
+        first = types[0]
+        axis = normalize_axis(self, self.axis, first.rank)
+        total: ShapeDim = 0
+        for t in types:
+            if t.rank != first.rank:
+                raise TypeRuleError(f"concat operands must share a rank, found {first} and {t}")
+            for i, (a, b) in enumerate(zip(first.shape, t.shape)):
+                if i != axis and a != b:
+                    raise TypeRuleError(f"concat operands differ off axis {axis}: {first} and {t} at axis {i}")
+            total = dim_expr("add", total, t.shape[axis])
+        shape = first.shape[:axis] + (total,) + first.shape[axis + 1 :]
+        return TensorType(shape, promote(*((t, a.weak) for t, a in zip(types, args))))
+
+
+@dataclass(frozen=True, slots=True)
+class Slice(Op):
+    """A strided window: operands ``x`` and a tuple of rank-0 integer starts, one per axis.
+
+    (C1) ``len(starts) == len(sizes) == len(strides) == rank(x)``.
+    (C2) at run time every start is ≥ 0 and the window fits the axis:
+    ``start + (size - 1) * stride < dim`` for ``size > 0``; otherwise ``EvalError``.
+    """
+
+    name: ClassVar[str] = "slice"
+    min_args: ClassVar[int] = 2
+    max_args: ClassVar[int | None] = 2
+    sizes: tuple[ShapeDim, ...] = ()
+    strides: tuple[ShapeDim, ...] | None = None
+
+    def __post_init__(self) -> None:
+        _check_dims("slice", "sizes", self.sizes)
+        if self.strides is not None:
+            _check_dims("slice", "strides", self.strides)
+            if len(self.strides) != len(self.sizes):
+                raise TypeError(f"slice needs one stride per size, got sizes {self.sizes} and strides {self.strides}")
+            if any(isinstance(s, int) and s < 1 for s in self.strides):
+                raise TypeError(f"slice strides must be positive, got {self.strides}")
+
+    def infer(self, args: tuple[Operand, ...]) -> Type:
+        x, starts = args[0].type, args[1].type
+        if not isinstance(x, TensorType):
+            raise TypeRuleError(f"slice operand must be a tensor, found tuple {x}")
+        if not isinstance(starts, TupleType):
+            raise TypeRuleError(f"slice starts must be a tuple of rank-0 integers, found {starts}")
+        if len(starts.fields) != x.rank or len(self.sizes) != x.rank:
+            raise TypeRuleError(
+                f"slice (C1): {x} has rank {x.rank} but got {len(starts.fields)} starts and {len(self.sizes)} sizes"
+            )
+        for i, s in enumerate(starts.fields):
+            if not isinstance(s, TensorType) or s.rank != 0 or not (s.dtype.is_integral):
+                raise TypeRuleError(f"slice start {i} must be a rank-0 integer, found {s}")
+        return TensorType(self.sizes, x.dtype)
+
+
+@dataclass(frozen=True, slots=True)
+class Take(Op):
+    """``torch.index_select`` along ``axis`` generalised to any index shape (the embedding
+    gather): result shape ``x.shape[:axis] + indices.shape + x.shape[axis+1:]``. A negative
+    or out-of-range index is an ``EvalError``, never a wrap-around."""
+
+    name: ClassVar[str] = "take"
+    min_args: ClassVar[int] = 2
+    max_args: ClassVar[int | None] = 2
+    axis: int = 0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.axis, int) or isinstance(self.axis, bool):
+            raise TypeError(f"take axis must be an int, got {self.axis!r}")
+
+    def infer(self, args: tuple[Operand, ...]) -> Type:
+        x, idx = tensor_args(self.name, args)
+        if not idx.dtype.is_integral or idx.dtype is DType.bool:
+            raise TypeRuleError(f"take indices must be integers, found {idx}")
+        axis = normalize_axis(self, self.axis, x.rank)
+        return TensorType(x.shape[:axis] + idx.shape + x.shape[axis + 1 :], x.dtype)
