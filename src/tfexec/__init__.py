@@ -22,6 +22,15 @@ from tfexec.evaluator.layout import as_layout_view as as_layout_view, from_layou
 from tfexec.evaluator.registry import eval_registry as eval_registry, register_eval as register_eval
 from tfexec.evaluator.value import TensorValue as TensorValue, TupleValue as TupleValue, Value as Value
 from tfexec.evaluator.visitor import EvaluatorVisitor as EvaluatorVisitor, evaluate as evaluate
+from tfexec.equivalence import (
+    EquivalenceReport as EquivalenceReport,
+    assert_equivalent as assert_equivalent,
+    check_equivalence as check_equivalence,
+)
+from tfexec.forward.data import ForwardData as ForwardData
+from tfexec.forward.graph import ForwardGraph as ForwardGraph
+from tfexec.forward.lower import lower as lower
+from tfexec.forward.node import ForwardNode as ForwardNode
 from tfexec.infer import infer_types as infer_types
 from tfexec.ir.describe import describe_expr as describe_expr
 from tfexec.ir.dims import DimExpr as DimExpr, DimVar as DimVar, ShapeDim as ShapeDim, resolve_dim as resolve_dim
@@ -67,7 +76,7 @@ from tfexec.visitor import AnalysisRegistry as AnalysisRegistry, ExprMutator as 
 from tfexec import ops as ops
 
 __all__ = [
-    "AnalysisRegistry", "Call", "ConstTensor", "Constant", "DType", "DimExpr", "DimVar", "EquivalenceError",
+    "AnalysisRegistry", "EquivalenceReport", "ForwardData", "ForwardGraph", "ForwardNode", "assert_equivalent", "check_equivalence", "lower", "Call", "ConstTensor", "Constant", "DType", "DimExpr", "DimVar", "EquivalenceError",
     "EvalError", "EvaluateContext", "EvaluatorVisitor", "Expr", "ExprMutator", "ExprVisitor", "Function",
     "GridRegionExpr", "IRConstructionError", "IRModule", "Layout", "LoadedModule", "LoweringError", "Mesh",
     "ModuleLoadError", "Op", "ParseError", "Replicate", "ShapeDim", "ShardLayout", "Span", "Split", "TensorType",

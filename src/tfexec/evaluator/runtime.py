@@ -136,12 +136,20 @@ def type_of_value(value: Value) -> Type:
 
 
 def rebind(value: Value, var: Var) -> Value:
-    """A value as bound to ``var``: it takes the var's declared layout and is never weak."""
-    if isinstance(value, TensorValue) and isinstance(var.type, TensorType):
-        if value.scalar is None and value.type.layout == var.type.layout:
+    """A value as bound to ``var``: it takes the var's declared layout(s) and is never weak."""
+    return _rebind(value, var.type)
+
+
+def _rebind(value: Value, declared: Type) -> Value:
+    if isinstance(value, TensorValue):
+        layout = declared.layout if isinstance(declared, TensorType) else None
+        if value.scalar is None and value.type.layout == layout:
             return value
-        return TensorValue(value.data, value.type.with_layout(var.type.layout))
-    return value
+        return TensorValue(value.data, value.type.with_layout(layout))
+    assert isinstance(value, TupleValue)
+    if not isinstance(declared, TupleType):
+        return value
+    return TupleValue(tuple(_rebind(v, t) for v, t in zip(value.elements, declared.fields)) + value.elements[len(declared.fields):])
 
 
 def call_bindings(call: Call, callee: Function, args: Sequence[Value]) -> dict[str, int]:
@@ -164,7 +172,8 @@ def materialize_constant(node: Constant, device: str | None) -> TensorValue:
     t = node.type
     try:
         if isinstance(node.value, torch.Tensor):
-            data = node.value.to(device=device if device is not None else node.value.device, dtype=t.dtype.torch, copy=True)
+            where = device if device is not None else torch.get_default_device()
+            data = node.value.to(device=where, dtype=t.dtype.torch, copy=True)
             if tuple(data.shape) != t.shape:
                 raise EvalError(f"tensor of shape {list(data.shape)} does not match its type {t}")
         else:
@@ -180,11 +189,7 @@ def materialize_constant(node: Constant, device: str | None) -> TensorValue:
 
 
 def _same_device(a: torch.device, b: torch.device) -> bool:
-    if a.type != b.type:
-        return False
-    if a.index is None or b.index is None:
-        return True
-    return a.index == b.index
+    return a.type == b.type and (a.index == b.index or None in (a.index, b.index))
 
 
 def const_tensor_value(node: ConstTensor, ctx: EvaluateContext) -> TensorValue:

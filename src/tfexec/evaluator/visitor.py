@@ -14,7 +14,13 @@ import torch
 
 from tfexec.errors import EvalError, TfexecError
 from tfexec.evaluator.context import EvaluateContext
-from tfexec.evaluator.registry import dispatch_error, eval_registry, missing_handler_error
+from tfexec.evaluator.registry import (
+    dispatch_error,
+    eval_registry,
+    expr_attribute_error,
+    is_value_rule_handler,
+    missing_handler_error,
+)
 from tfexec.evaluator.runtime import (
     bind_inputs,
     call_bindings,
@@ -73,7 +79,7 @@ class EvaluatorVisitor(ExprVisitor[Value]):
 
     # -- walking a scope -------------------------------------------------------------
 
-    def visit(self, expr: Expr, ctx: EvaluateContext) -> Value:  # type: ignore[override]
+    def visit(self, expr: Expr, ctx: EvaluateContext) -> Value:
         """Evaluate ``expr`` (and what it reads) in the current environment."""
         if id(expr) in self.memo:
             return self.memo[id(expr)]
@@ -175,9 +181,8 @@ class EvaluatorVisitor(ExprVisitor[Value]):
         if not region.carried_args:
             assert last is not None
             return _plain(last)
-        if len(carries) == 1:
-            return _plain(carries[0])
-        return TupleValue(tuple(_plain(c) for c in carries))
+        finals = [rebind(c, phi) for c, phi in zip(carries, region.carried_args)]
+        return finals[0] if len(finals) == 1 else TupleValue(tuple(finals))
 
 
 def _plain(value: Value) -> Value:
@@ -196,6 +201,10 @@ def dispatch(call: Call, op: Op, args: tuple[Value, ...], ctx: EvaluateContext) 
     arity = op.arity_error(len(args))
     if arity is not None:
         raise EvalError(f"{describe_expr(call)}: {arity}")
+    if not is_value_rule_handler(handler):
+        bad_attribute = expr_attribute_error(call, op)
+        if bad_attribute is not None:
+            raise bad_attribute
     try:
         value = handler(ctx.for_op(op, args, call.checked_type))
     except Exception as exc:  # every failure surfaces as EvalError (spec §3)

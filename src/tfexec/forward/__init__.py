@@ -1,0 +1,1 @@
+"""The lowering route: a forward-only, shape-indexed SSA list of typed closures (Lean ``IRExec``)."""

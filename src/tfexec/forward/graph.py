@@ -1,0 +1,258 @@
+"""``ForwardGraph``: a lowered function — its input binding, node list, outputs and keys.
+
+``eval`` returns the whole context (inputs, then every node value, in order), as the Lean
+``ForwardGraph.eval`` does; ``run`` returns just the outputs and frees each slot after its
+last reader; ``denote_all`` erases the context into a table keyed by node key, the bridge
+to the visitor's table (Lean ``denoteAll``).
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+import torch
+
+from tfexec.errors import EvalError, TfexecError
+from tfexec.evaluator.context import EvaluateContext
+from tfexec.evaluator.registry import dispatch_error
+from tfexec.evaluator.runtime import bind_inputs
+from tfexec.evaluator.value import TensorValue, TupleValue, Value
+from tfexec.forward.check import Annotation, CheckMode, TypeCheckError, check_context
+from tfexec.forward.data import ForwardData
+from tfexec.forward.node import ForwardNode
+from tfexec.forward.refs import Ref, TensorRef, leaves
+from tfexec.ir.expr import Function
+
+if TYPE_CHECKING:
+    from tfexec.loading import LoadedModule
+
+LoopKeys = Literal["collapse", "expand"]
+
+
+@dataclass(slots=True)
+class RunContext(EvaluateContext):
+    """A run's context, plus what ``denote_all(loops="expand")`` needs: a table to record
+    loop-body values in and the key prefix of the iteration being run."""
+
+    trace: dict[str, object] | None = None
+    trace_prefix: str = ""
+
+    def scoped(self, dim_bindings: dict[str, int]) -> "RunContext":
+        """The context of an inlined callee: fresh dim bindings, same run."""
+        return RunContext(
+            loaded_module=self.loaded_module, device=self.device, dim_bindings=dim_bindings,
+            trace=self.trace, trace_prefix=self.trace_prefix,
+        )
+
+    def iteration(self, prefix: str) -> "RunContext":
+        """The context of one loop iteration (only its trace prefix differs)."""
+        return RunContext(
+            loaded_module=self.loaded_module, device=self.device, dim_bindings=self.dim_bindings,
+            trace=self.trace, trace_prefix=prefix,
+        )
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Body:
+    """A lowered scope: its ``ForwardData``, output references, keyed references and, per
+    node, the slots whose last reader it is (for ``run``)."""
+
+    data: ForwardData
+    outputs: Ref
+    keyed: tuple[tuple[str, Ref], ...]
+    frees: tuple[tuple[int, ...], ...]
+    annotations: tuple[Annotation | None, ...]
+
+    def eval(self, values: list[object], ctx: EvaluateContext, check: bool = False) -> list[object]:
+        """Append every node's value to ``values`` (inputs first) and return it."""
+        nodes = self.data.nodes
+        append = values.append
+        try:
+            if check:
+                for node, ann in zip(nodes, self.annotations):
+                    out = node.fn(values, ctx)
+                    if ann is not None:
+                        ann.check(out, node.source, "this node's value")
+                    append(out)
+            else:
+                for node in nodes:
+                    append(node.fn(values, ctx))
+        except Exception as exc:
+            _reraise(nodes[len(values) - self.data.n_inputs], exc)
+        return values
+
+    def run(self, values: list[object], ctx: EvaluateContext) -> list[object]:
+        """Like ``eval`` but release each slot after its last reader."""
+        nodes = self.data.nodes
+        append = values.append
+        i = 0
+        try:
+            for i, (node, frees) in enumerate(zip(nodes, self.frees)):
+                append(node.fn(values, ctx))
+                for s in frees:
+                    values[s] = None
+        except Exception as exc:
+            _reraise(nodes[i], exc)
+        return values
+
+
+def _node_error(node: ForwardNode, exc: Exception) -> Exception:
+    """The error a failing node surfaces: an op dispatch's failure wrapped exactly as the
+    visitor wraps it; every other node raises tfexec errors that are already final."""
+    if isinstance(exc, TypeCheckError):
+        return exc
+    if node.dispatch and node.source is not None:
+        return dispatch_error(node.source, exc)  # type: ignore[arg-type]
+    if isinstance(exc, TfexecError):
+        return exc
+    return EvalError(f"internal error in lowered node {node.label}: {type(exc).__name__}: {exc}")
+
+
+def _reraise(node: ForwardNode, exc: Exception) -> None:
+    err = _node_error(node, exc)
+    if err is exc:
+        raise exc
+    raise err from exc
+
+
+def read(ref: Ref, values: Sequence[object]) -> object:
+    """The value a reference denotes in an evaluated context: a tensor or a tuple."""
+    if isinstance(ref, TensorRef):
+        return values[ref.slot]
+    return tuple(read(f, values) for f in ref.fields)
+
+
+def as_value(ref: Ref, values: Sequence[object]) -> Value:
+    """The ``Value`` a reference denotes (layouts from the reference, weak scalars kept)."""
+    from tfexec.evaluator.value import type_of_data
+
+    if isinstance(ref, TensorRef):
+        data = values[ref.slot]
+        assert isinstance(data, torch.Tensor)
+        return TensorValue(data, type_of_data(data, ref.layout), scalar=ref.scalar)
+    return TupleValue(tuple(as_value(f, values) for f in ref.fields))
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ForwardGraph:
+    """A forward-executable lowering of one function (the Lean ``ForwardGraph``).
+
+    ``function`` is the HIR function it came from; ``loaded`` the loaded module supplying
+    its constants (if any); ``body`` the lowered node list; ``check`` the default runtime
+    checking mode.
+    """
+
+    function: Function
+    body: Body
+    input_refs: tuple[Ref, ...]
+    input_annotations: tuple[Annotation, ...]
+    output_annotation: Annotation | None
+    loaded: "LoadedModule | None" = None
+    check: CheckMode = "boundary"
+    scope_count: int = field(default=1)
+
+    @property
+    def nodes(self) -> Sequence[ForwardNode]:
+        """Every lowered node, in order (each with its key, type and source)."""
+        return self.body.data.nodes
+
+    @property
+    def n_inputs(self) -> int:
+        return self.body.data.n_inputs
+
+    def _start(self, inputs: tuple[object, ...], trace: dict[str, object] | None) -> tuple[list[object], RunContext]:
+        values, device, dims = bind_inputs(self.function, inputs)
+        ctx = RunContext(loaded_module=self.loaded, device=device, dim_bindings=dims, trace=trace)
+        slots: list[object] = []
+        for v in values:
+            slots.extend(_leaf_tensors(v))
+        return slots, ctx
+
+    def _check_inputs(self, slots: list[object], mode: CheckMode) -> None:
+        if mode == "off":
+            return
+        for param, ref, ann in zip(self.function.params, self.input_refs, self.input_annotations):
+            ann.check(read(ref, slots), param, f"input {param.name}")
+
+    def eval(self, *inputs: object, check: CheckMode | None = None) -> list[object]:
+        """The whole context: the bound inputs (tensor leaves), then every node value in order."""
+        mode = check or self.check
+        with check_context():
+            slots, ctx = self._start(inputs, None)
+            self._check_inputs(slots, mode)
+            values = self.body.eval(slots, ctx, check=mode == "full")
+            self._check_output(read(self.body.outputs, values), mode)
+        return values
+
+    def run(self, *inputs: object, check: CheckMode | None = None) -> "torch.Tensor | tuple[object, ...]":
+        """The outputs only, each slot released after its last reader (peak memory ≈ eager's)."""
+        mode = check or self.check
+        if mode == "full":
+            values = self.eval(*inputs, check="full")
+            out = read(self.body.outputs, values)
+        else:
+            with check_context():
+                slots, ctx = self._start(inputs, None)
+                self._check_inputs(slots, mode)
+                values = self.body.run(slots, ctx)
+                out = read(self.body.outputs, values)
+                self._check_output(out, mode)
+        assert isinstance(out, (torch.Tensor, tuple))
+        return out
+
+    def denote_all(self, *inputs: object, loops: LoopKeys = "collapse", check: CheckMode | None = None) -> dict[str, object]:
+        """The per-node value table keyed by node key (loop bodies per iteration with ``loops="expand"``)."""
+        mode = check or self.check
+        trace: dict[str, object] | None = {} if loops == "expand" else None
+        with check_context():
+            slots, ctx = self._start(inputs, trace)
+            self._check_inputs(slots, mode)
+            values = self.body.eval(slots, ctx, check=mode == "full")
+            self._check_output(read(self.body.outputs, values), mode)
+        table: dict[str, object] = {}
+        for key, ref in self.body.keyed:
+            table[key] = read(ref, values)
+            if trace is not None:
+                for k in [k for k in trace if k.startswith(key + "[")]:
+                    table[k] = trace.pop(k)
+        if trace:
+            table.update(trace)
+        return table
+
+    def _check_output(self, out: object, mode: CheckMode) -> None:
+        if mode != "off" and self.output_annotation is not None:
+            self.output_annotation.check(out, self.function.body, f"the output of {self.function.name}")
+
+
+def _leaf_tensors(value: Value) -> list[object]:
+    if isinstance(value, TensorValue):
+        return [value.data]
+    assert isinstance(value, TupleValue)
+    out: list[object] = []
+    for v in value.elements:
+        out.extend(_leaf_tensors(v))
+    return out
+
+
+def input_refs_for(function: Function) -> tuple[list[Ref], int]:
+    """References for a function's parameters over consecutive input slots."""
+    refs: list[Ref] = []
+    n = 0
+    from tfexec.forward.refs import TupleRef
+    from tfexec.ir.types import TensorType, TupleType, Type
+
+    def build(t: Type) -> Ref:
+        nonlocal n
+        if isinstance(t, TupleType):
+            return TupleRef(tuple(build(f) for f in t.fields))
+        assert isinstance(t, TensorType)
+        ref = TensorRef(n, t.layout)
+        n += 1
+        return ref
+
+    for p in function.params:
+        refs.append(build(p.type))
+    return refs, n
+
+
+__all__ = ["Body", "ForwardGraph", "RunContext", "as_value", "input_refs_for", "leaves", "read"]
