@@ -44,11 +44,11 @@ class RunContext(EvaluateContext):
             trace=self.trace, trace_prefix=self.trace_prefix,
         )
 
-    def iteration(self, prefix: str) -> "RunContext":
-        """The context of one loop iteration (only its trace prefix differs)."""
+    def iteration(self, prefix: str, trace: dict[str, object]) -> "RunContext":
+        """The context of one loop iteration: its key prefix and the table nested loops record into."""
         return RunContext(
             loaded_module=self.loaded_module, device=self.device, dim_bindings=self.dim_bindings,
-            trace=self.trace, trace_prefix=prefix,
+            trace=trace, trace_prefix=prefix,
         )
 
 
@@ -113,6 +113,20 @@ def _reraise(node: ForwardNode, exc: Exception) -> None:
     if err is exc:
         raise exc
     raise err from exc
+
+
+def record(
+    keyed: Sequence[tuple[str, Ref]], values: Sequence[object], prefix: str, nested: dict[str, object],
+    out: dict[str, object],
+) -> None:
+    """Write a scope's keyed values into ``out`` in the visitor's order: each loop's
+    per-iteration values (taken from ``nested``) just before the loop's own value."""
+    for key, ref in keyed:
+        full = prefix + key
+        for k in [k for k in nested if k.startswith(full + "[")]:
+            out[k] = nested.pop(k)
+        out[full] = read(ref, values)
+    out.update(nested)
 
 
 def read(ref: Ref, values: Sequence[object]) -> object:
@@ -210,13 +224,7 @@ class ForwardGraph:
             values = self.body.eval(slots, ctx, check=mode == "full")
             self._check_output(read(self.body.outputs, values), mode)
         table: dict[str, object] = {}
-        for key, ref in self.body.keyed:
-            table[key] = read(ref, values)
-            if trace is not None:
-                for k in [k for k in trace if k.startswith(key + "[")]:
-                    table[k] = trace.pop(k)
-        if trace:
-            table.update(trace)
+        record(self.body.keyed, values, "", trace or {}, table)
         return table
 
     def _check_output(self, out: object, mode: CheckMode) -> None:
@@ -255,4 +263,4 @@ def input_refs_for(function: Function) -> tuple[list[Ref], int]:
     return refs, n
 
 
-__all__ = ["Body", "ForwardGraph", "RunContext", "as_value", "input_refs_for", "leaves", "read"]
+__all__ = ["Body", "ForwardGraph", "RunContext", "as_value", "input_refs_for", "leaves", "read", "record"]

@@ -24,7 +24,7 @@ from tfexec.evaluator.value import TensorValue, TupleValue, Value
 from tfexec.evaluator.visitor import dispatch, resolve_target
 from tfexec.forward.check import Annotation, CheckMode, DimNames, is_tensor_type
 from tfexec.forward.data import ForwardData
-from tfexec.forward.graph import Body, ForwardGraph, RunContext, as_value, input_refs_for, read
+from tfexec.forward.graph import Body, ForwardGraph, RunContext, as_value, input_refs_for, record
 from tfexec.forward.node import ForwardNode, NodeFn
 from tfexec.forward.refs import Ref, TensorRef, TupleRef, bound_to, layouts_of, leaves, plain, rebuild
 from tfexec.infer import infer_types
@@ -379,18 +379,15 @@ def _lower_loop(region: GridRegionExpr, scope: _Scope) -> Ref:
         last: list[object] = []
         trace = ctx.trace if isinstance(ctx, RunContext) else None
         for i in range(n):
-            ictx = ctx
-            if trace is not None:
-                assert isinstance(ctx, RunContext)
-                ictx = ctx.iteration(f"{ctx.trace_prefix}{loop_key}[{i}]")
             index = torch.tensor(i, dtype=torch.int64, device=ctx.device)
             if trace is None:
-                values = body.run(front + [index] + carries, ictx)
+                values = body.run(front + [index] + carries, ctx)
             else:
+                assert isinstance(ctx, RunContext)
+                nested: dict[str, object] = {}
+                ictx = ctx.iteration(f"{ctx.trace_prefix}{loop_key}[{i}]", nested)
                 values = body.eval(front + [index] + carries, ictx)
-                assert isinstance(ictx, RunContext)
-                for key, ref in body.keyed:
-                    trace[f"{ictx.trace_prefix}{key}"] = read(ref, values)
+                record(body.keyed, values, ictx.trace_prefix, nested, trace)
             outs = [values[r.slot] for r in out_leaves]
             if carried:
                 carries = outs

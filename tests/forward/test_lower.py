@@ -1,0 +1,230 @@
+"""The lowering route: structure of the lowered graph, its three readings, checking modes,
+and error parity with the visitor."""
+
+import gc
+import weakref
+from dataclasses import dataclass
+from typing import ClassVar
+
+import pytest
+import torch
+
+import tfexec
+from tfexec import DimVar, EvalError, Function, GridRegionExpr, LoweringError, Tuple, TupleGetItem, Var, f32, i64, ops
+from tfexec.evaluator.registry import Kernel, value_rule
+from tfexec.evaluator.visitor import evaluate_value
+from tfexec.forward.data import ForwardData
+from tfexec.forward.node import ForwardNode, Slot
+from tfexec.ir.ops.base import Op, Operand
+from tfexec.ir.types import TensorType, Type
+
+B, K = DimVar("B"), DimVar("K")
+
+
+def mlp() -> Function:
+    x, w1, w2 = Var("x", f32[B, 8]), Var("w1", f32[8, 16]), Var("w2", f32[16, 8])
+    return Function("mlp", (x, w1, w2), ops.matmul(ops.silu(ops.matmul(x, w1)), w2))
+
+
+def tiled(tile: int = 4) -> Function:
+    a, b = Var("a", f32[8, K]), Var("b", f32[K, 8])
+    k, acc = Var("k", i64[()]), Var("acc", f32[8, 8])
+    t = ops.dim_mul(k, tile)
+    step = ops.add(acc, ops.matmul(ops.slice(a, (0, t), sizes=(8, tile)), ops.slice(b, (t, 0), sizes=(tile, 8))))
+    loop = GridRegionExpr(K // tile, k, (ops.full(shape=(8, 8), value=0.0, dtype=f32),), (acc,), step, (step,))
+    return Function("tiled", (a, b), loop)
+
+
+def mlp_inputs() -> tuple[torch.Tensor, ...]:
+    g = torch.Generator().manual_seed(0)
+    return torch.randn(3, 8, generator=g), torch.randn(8, 16, generator=g), torch.randn(16, 8, generator=g)
+
+
+def test_run_equals_evaluate_bitwise() -> None:
+    fn, inputs = mlp(), mlp_inputs()
+    assert torch.equal(tfexec.lower(fn).run(*inputs), tfexec.evaluate(fn, *inputs))  # type: ignore[arg-type]
+
+
+def test_eval_returns_inputs_then_every_node_in_order() -> None:
+    fn, inputs = mlp(), mlp_inputs()
+    graph = tfexec.lower(fn)
+    context = graph.eval(*inputs)
+    assert len(context) == graph.n_inputs + len(graph.nodes)
+    for given, bound in zip(inputs, context[: graph.n_inputs]):
+        assert bound is given  # inputs already of the right dtype are bound as they are
+    assert torch.equal(context[-1], tfexec.evaluate(fn, *inputs))  # type: ignore[arg-type]
+
+
+def test_nodes_read_only_earlier_slots() -> None:
+    graph = tfexec.lower(tiled())
+    for index, node in enumerate(graph.nodes):
+        assert all(s.index < graph.n_inputs + index for s in node.reads)
+
+
+def test_snoc_refuses_a_node_reading_a_later_slot() -> None:
+    data = ForwardData.nil(1)
+    node = ForwardNode(lambda v, c: v[0], (Slot(1),), None, None, None)
+    with pytest.raises(LoweringError, match="reads slot 1, but only slots 0..0 exist"):
+        data.snoc(node)
+
+
+def test_snoc_refuses_a_stale_view() -> None:
+    data = ForwardData.nil(1)
+    node = ForwardNode(lambda v, c: v[0], (Slot(0),), None, None, None)
+    data.snoc(node)
+    with pytest.raises(LoweringError, match="stale view"):
+        data.snoc(node)
+
+
+def test_denote_all_has_the_visitor_keys() -> None:
+    fn, inputs = tiled(), (torch.randn(8, 16), torch.randn(16, 8))
+    for loops in ("collapse", "expand"):
+        table: dict[str, object] = {}
+        evaluate_value(fn, inputs, table=table, loops=loops)  # type: ignore[arg-type]
+        assert list(tfexec.lower(fn).denote_all(*inputs, loops=loops)) == list(table)
+
+
+def test_loop_invariant_body_node_is_hoisted_into_the_outer_list() -> None:
+    x, k, acc = Var("x", f32[4]), Var("k", i64[()]), Var("acc", f32[4])
+    invariant = ops.exp(x)
+    step = ops.add(acc, invariant)
+    fn = Function("f", (x,), GridRegionExpr(3, k, (x,), (acc,), step, (step,)))
+    graph = tfexec.lower(fn)
+    assert graph.nodes[0].source is invariant  # computed once, in the outer list, before the loop
+    out = graph.run(torch.zeros(4))
+    assert torch.equal(out, torch.full((4,), 3.0))  # type: ignore[arg-type]
+
+
+def test_function_calls_are_inlined_once_per_call_site() -> None:
+    y = Var("y", f32[B])
+    double = Function("double", (y,), ops.mul(y, 2.0))
+    p = Var("p", f32[B])
+    fn = Function("quad", (p,), ops.call(double, ops.call(double, p)))
+    graph = tfexec.lower(fn)
+    assert [n.key for n in graph.nodes if n.key] == ["quad/double/%2", "quad/double#1/%2"]
+    assert torch.equal(graph.run(torch.arange(3.0)), torch.arange(3.0) * 4)  # type: ignore[arg-type]
+
+
+def test_multi_carry_loop_and_tuples() -> None:
+    x, k = Var("x", f32[2]), Var("k", i64[()])
+    s, p = Var("s", f32[2]), Var("p", f32[2])
+    loop = GridRegionExpr(3, k, (x, x), (s, p), Tuple((ops.add(s, x), ops.mul(p, x))), (ops.add(s, x), ops.mul(p, x)))
+    fn = Function("f", (x,), Tuple((TupleGetItem(loop, 1), TupleGetItem(loop, 0))))
+    out = tfexec.lower(fn).run(torch.tensor([2.0, 3.0]))
+    assert isinstance(out, tuple)
+    assert torch.equal(out[0], torch.tensor([16.0, 81.0])) and torch.equal(out[1], torch.tensor([8.0, 12.0]))
+    assert tfexec.check_equivalence(fn, torch.tensor([2.0, 3.0])).ok
+
+
+@pytest.mark.parametrize(
+    "inputs",
+    [
+        (torch.ones(3, 8),),
+        (torch.ones(3, 8), torch.ones(8, 16), torch.ones(15, 8)),
+        (torch.ones(3, 8), torch.ones(8, 16), "weights"),
+        (torch.ones(3, 8), torch.ones(8, 16), torch.ones(16, 8, device="meta")),
+        (torch.ones(3), torch.ones(8, 16), torch.ones(16, 8)),
+        ([[1.0, 2.0], [3.0]], torch.ones(8, 16), torch.ones(16, 8)),
+    ],
+    ids=["count", "static-dim", "string", "two-devices", "rank", "ragged"],
+)
+def test_bad_inputs_raise_the_same_error_on_both_routes(inputs: tuple[object, ...]) -> None:
+    fn = mlp()
+    with pytest.raises(EvalError) as visitor:
+        tfexec.evaluate(fn, *inputs)
+    with pytest.raises(EvalError) as lowered:
+        tfexec.lower(fn).run(*inputs)
+    assert str(visitor.value) == str(lowered.value)
+
+
+def test_op_failure_message_is_the_visitors() -> None:
+    x = Var("x", f32[B])
+    fn = Function("f", (x,), ops.slice(x, (2,), sizes=(3,)))
+    with pytest.raises(EvalError) as visitor:
+        tfexec.evaluate(fn, torch.ones(4))
+    with pytest.raises(EvalError) as lowered:
+        tfexec.lower(fn).run(torch.ones(4))
+    assert str(visitor.value) == str(lowered.value)
+    assert "runs past axis 0 of length 4" in str(lowered.value)
+
+
+@dataclass(frozen=True, slots=True)
+class LyingOp(Op):
+    """Declares f32[B] but its value rule returns one element more: a type/value rule bug."""
+
+    name: ClassVar[str] = "lying_test_op"
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = 1
+
+    def infer(self, args: tuple[Operand, ...]) -> Type:
+        t = args[0].type
+        assert isinstance(t, TensorType)
+        return t
+
+
+@value_rule(LyingOp)
+def _lying(op: LyingOp, layouts: object) -> Kernel:
+    return Kernel(lambda x: torch.cat([x, x[:1]]))
+
+
+def test_full_checking_catches_a_value_that_breaks_its_declared_type() -> None:
+    x = Var("x", f32[B])
+    y = ops.apply(LyingOp(), x)
+    fn = Function("f", (x,), ops.add(y, 1.0))
+    graph = tfexec.lower(fn)
+    with pytest.raises(EvalError, match="runtime type check failed for this node's value: declared f32\\[B\\]"):
+        graph.run(torch.ones(3), check="full")
+    with pytest.raises(EvalError, match="runtime type check failed for the output of f"):
+        graph.run(torch.ones(3), check="boundary")
+    assert graph.run(torch.ones(3), check="off").shape == (4,)  # type: ignore[union-attr]
+
+
+def test_full_checking_binds_dims_consistently_across_the_run() -> None:
+    fn, inputs = mlp(), mlp_inputs()
+    assert torch.equal(tfexec.lower(fn, check="full").run(*inputs), tfexec.evaluate(fn, *inputs))  # type: ignore[arg-type]
+
+
+def test_run_releases_each_slot_after_its_last_reader() -> None:
+    x = Var("x", f32[1024])
+    h1 = ops.exp(x)
+    h2 = ops.neg(h1)
+    fn = Function("f", (x,), ops.abs(h2))
+    graph = tfexec.lower(fn)
+    seen: list[weakref.ref[torch.Tensor]] = []
+    original = graph.nodes[1].fn
+
+    def spy(v: list[object], c: object) -> object:
+        out = original(v, c)  # type: ignore[arg-type]
+        seen.append(weakref.ref(v[graph.n_inputs]))  # type: ignore[arg-type]
+        return out
+
+    object.__setattr__(graph.nodes[1], "fn", spy)
+    graph.run(torch.ones(1024))
+    gc.collect()
+    assert seen and seen[0]() is None  # exp(x) was freed once neg read it
+
+
+def test_no_reference_cycle_keeps_values_alive_after_run() -> None:
+    fn = mlp()
+    graph = tfexec.lower(fn)
+    out = graph.run(*mlp_inputs())
+    ref = weakref.ref(out)  # type: ignore[arg-type]
+    del out
+    assert ref() is None
+
+
+def test_lowering_a_long_chain_is_iterative() -> None:
+    x = Var("x", f32[2])
+    node = x
+    for _ in range(20_000):
+        node = ops.add(node, 1.0)
+    fn = Function("chain", (x,), node)
+    out = tfexec.lower(fn).run(torch.zeros(2))
+    assert torch.equal(out, torch.full((2,), 20_000.0))  # type: ignore[arg-type]
+
+
+def test_ill_typed_function_does_not_lower() -> None:
+    x = Var("x", f32[4])
+    fn = Function("f", (x,), ops.reduce(x, kind="sum", axes=(3,)))
+    with pytest.raises(tfexec.TypeInferenceError, match="axis 3 is out of range"):
+        tfexec.lower(fn)
