@@ -241,8 +241,7 @@ def _compare(
         location = node.span.location() if node is not None and node.span is not None else ""
         if key not in lowered or key not in visitor:
             side = "lowering" if key not in lowered else "visitor"
-            reason = f"key missing from the {side} table"
-            mismatches.append(Mismatch(key, description, reason))
+            mismatches.append(Mismatch(key, description, f"key missing from the {side} table"))
             rows.append(Row(key, op, location, "", "", None, "MISSING"))
             continue
         a, b = _leaves(visitor[key]), _leaves(lowered[key])
@@ -251,12 +250,13 @@ def _compare(
         worst: float | None = None
         if len(a) != len(b):
             reason = f"tuple arity differs: visitor {len(a)}, lowering {len(b)}"
-        for x, y in zip(a, b):
-            if reason is not None:
-                break
-            reason, diff = _compare_tensor(x, y, rtol, atol)
-            if diff is not None:
-                worst = diff if worst is None else max(worst, diff)
+        else:
+            for x, y in zip(a, b):
+                reason, diff = _compare_tensor(x, y, rtol, atol)
+                if diff is not None:
+                    worst = diff if worst is None else max(worst, diff)
+                if reason is not None:
+                    break
         shape = ", ".join(str(list(t.shape)) for t in a)
         dtype = ", ".join(str(t.dtype).replace("torch.", "") for t in a)
         rows.append(Row(key, op, location, shape, dtype, worst, "ok" if reason is None else "MISMATCH"))

@@ -117,7 +117,7 @@ def _describe(value: object) -> str:
 
 def check_context() -> Any:
     """The jaxtyping context that makes dim names consistent across one run."""
-    return jaxtyping.jaxtyped("context")  # type: ignore[call-overload]
+    return jaxtyping.jaxtyped("context")
 
 
 def is_tensor_type(t: Type | None) -> bool:
