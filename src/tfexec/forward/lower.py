@@ -84,11 +84,11 @@ class _Builder:
 
     def emit(
         self, fn: NodeFn, reads: Sequence[int], type: Type | None, key: str | None, source: Expr | None,
-        scope_id: int, dispatch: bool = False,
+        scope_id: int, dispatch: bool = False, body: Body | None = None,
     ) -> int:
         node = ForwardNode(
             fn, tuple(self.data.slot(i) for i in reads), type, key, source, dispatch,
-            key or (op_label(source) if source is not None else "plumbing"),
+            key or (op_label(source) if source is not None else "plumbing"), body,
         )
         index = self.data.next_index
         self.data = self.data.snoc(node)
@@ -138,9 +138,12 @@ class _Scope:
     def key(self, node: Expr) -> str:
         return f"{self.prefix}/{self.keys.local[id(node)]}"
 
-    def emit(self, fn: NodeFn, reads: Sequence[int], type: Type | None, node: Expr | None, *, keyed: bool, dispatch: bool = False) -> int:
+    def emit(
+        self, fn: NodeFn, reads: Sequence[int], type: Type | None, node: Expr | None, *, keyed: bool,
+        dispatch: bool = False, body: Body | None = None,
+    ) -> int:
         key = self.key(node) if keyed and node is not None else None
-        return self.builder.emit(fn, reads, type, key, node, self.scope_id, dispatch)
+        return self.builder.emit(fn, reads, type, key, node, self.scope_id, dispatch, body)
 
     def emit_error(self, node: Expr, error: EvalError) -> Ref:
         """A node that raises ``error`` when reached (the visitor raises it at the same point)."""
@@ -396,7 +399,7 @@ def _lower_loop(region: GridRegionExpr, scope: _Scope) -> Ref:
         return tuple(carries if carried else last)
 
     reads = frontier_slots + init_slots
-    slot = scope.emit(run_loop, reads, region.checked_type, region, keyed=True)
+    slot = scope.emit(run_loop, reads, region.checked_type, region, keyed=True, body=body)
     if carried:
         shapes = [bound_to(plain(r), phi.type) for r, phi in zip(init_refs, region.carried_args)]
         shape: Ref = shapes[0] if len(shapes) == 1 else TupleRef(tuple(shapes))

@@ -44,6 +44,8 @@ class ForwardNode:
     source: Expr | None
     dispatch: bool = False
     label: str = ""
+    body: object | None = None
+    """For a loop node, the lowered body (a ``tfexec.forward.graph.Body``) it runs per iteration."""
 
     def __repr__(self) -> str:
         return f"ForwardNode({self.label or self.key}, reads={[s.index for s in self.reads]}, type={self.type})"
