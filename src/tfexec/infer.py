@@ -6,9 +6,8 @@ ill-typed node raises ``TypeInferenceError`` whose message starts with
 """
 
 from tfexec.errors import TypeInferenceError
-from tfexec.ir.boundary import boundary_mismatch, substitute_type
+from tfexec.ir.boundary import call_mismatch, substitute_type
 from tfexec.ir.describe import describe_expr
-from tfexec.ir.dims import ShapeDim
 from tfexec.ir.dtypes import DType
 from tfexec.ir.expr import Call, Constant, ConstTensor, Expr, Function, GridRegionExpr, Tuple, TupleGetItem, Var
 from tfexec.ir.graph import loop_plan, post_order
@@ -87,12 +86,12 @@ class _Inference:
             raise TypeInferenceError(
                 f"{describe_expr(call)}: {callee.name} takes {len(callee.params)} argument(s), got {len(call.args)}"
             )
+        if id(callee) in self.in_progress:
+            raise TypeInferenceError(f"{describe_expr(call)}: recursive call of {callee.name} is not supported")
         result = self.function(callee)
-        bindings: dict[str, ShapeDim] = {}
-        for param, arg in zip(callee.params, call.args):
-            why = boundary_mismatch(param.type, _checked(arg), bindings, f"argument {param.name}: ")
-            if why is not None:
-                raise TypeInferenceError(f"{describe_expr(call)}: {why}")
+        why, bindings = call_mismatch([(p.name, p.type) for p in callee.params], [_checked(a) for a in call.args])
+        if why is not None:
+            raise TypeInferenceError(f"{describe_expr(call)}: {why}")
         return substitute_type(result, bindings)
 
     def region(self, region: GridRegionExpr, bound: set[int]) -> Type:

@@ -16,7 +16,6 @@ from tfexec.ir.expr import Call, Constant, ConstTensor, Expr, GridRegionExpr, Tu
 from tfexec.ir.graph import post_order
 
 T = TypeVar("T")
-K = TypeVar("K")
 H = TypeVar("H")
 
 
@@ -32,12 +31,16 @@ class ExprVisitor(Generic[T]):
         self.memo: dict[int, T] = {}
 
     def visit(self, expr: Expr, *args: Any) -> T:
+        """``expr``'s result, visiting first every node it reads that is not memoised yet.
+
+        The walk stops at memoised nodes: seeding ``self.memo`` (a loop body's frontier,
+        say) keeps a nested visit inside its own scope.
+        """
         memo = self.memo
         if id(expr) in memo:
             return memo[id(expr)]
-        for node in post_order([expr]):
-            if id(node) not in memo:
-                memo[id(node)] = self._dispatch(node, *args)
+        for node in post_order([expr], memo):
+            memo[id(node)] = self._dispatch(node, *args)
         return memo[id(expr)]
 
     def result(self, expr: Expr) -> T:
@@ -47,7 +50,9 @@ class ExprVisitor(Generic[T]):
     def _dispatch(self, node: Expr, *args: Any) -> T:
         method: Callable[..., T] | None = getattr(self, "visit_" + type(node).__name__, None)
         if method is None:
-            raise TfexecError(f"{type(self).__name__} has no visit_{type(node).__name__}")
+            raise TfexecError(
+                f"{type(self).__name__} has no visit_{type(node).__name__}: define it to visit {type(node).__name__} nodes"
+            )
         return method(node, *args)
 
 
@@ -57,20 +62,22 @@ class ExprMutator:
     Override ``rewrite_<ClassName>(node)`` to replace a node; operands are already
     rewritten and available through ``self.mutated(operand)``. The default rebuilds a node
     only when one of its operands changed, so an identity pass returns the same DAG.
-    Loop bodies and yield values are rewritten by a nested walk.
+    Loop bodies and yield values are rewritten by a nested walk; a called ``Function`` is
+    a separate scope and is left as it is. A rebuilt node keeps its ``span`` but has no
+    ``checked_type`` (run ``infer_types`` again).
     """
 
     def __init__(self) -> None:
         self.memo: dict[int, Expr] = {}
 
     def mutate(self, expr: Expr) -> Expr:
+        """The rewritten form of ``expr``; every node is rewritten at most once per mutator."""
         memo = self.memo
         if id(expr) in memo:
             return memo[id(expr)]
-        for node in post_order([expr]):
-            if id(node) not in memo:
-                method: Callable[[Expr], Expr] | None = getattr(self, "rewrite_" + type(node).__name__, None)
-                memo[id(node)] = method(node) if method is not None else self.rebuild(node)
+        for node in post_order([expr], memo):
+            method: Callable[[Expr], Expr] | None = getattr(self, "rewrite_" + type(node).__name__, None)
+            memo[id(node)] = method(node) if method is not None else self.rebuild(node)
         return memo[id(expr)]
 
     def mutated(self, expr: Expr) -> Expr:
@@ -120,6 +127,11 @@ class RegistryError(TfexecError):
     """A registry key was registered twice, or looked up with no handler."""
 
 
+def _require_class(registry: str, key: object) -> None:
+    if not isinstance(key, type):
+        raise TypeError(f"{registry}: a key must be a class (an Op subclass), got {type(key).__name__} {key!r}")
+
+
 class AnalysisRegistry(Generic[H]):
     """A typed map from op classes to handlers: MRO lookup, duplicates refused unless ``override``."""
 
@@ -138,6 +150,7 @@ class AnalysisRegistry(Generic[H]):
 
     def add(self, key: type, handler: H, *, override: bool = False) -> None:
         """Register ``handler`` for ``key`` (not as a decorator)."""
+        _require_class(self.name, key)
         if key in self._handlers and not override:
             raise RegistryError(
                 f"{self.name}: {key.__name__} is already registered; pass override=True to replace it"
@@ -146,14 +159,15 @@ class AnalysisRegistry(Generic[H]):
 
     def lookup(self, key: type) -> H | None:
         """The handler for ``key`` or its nearest registered base class, else None."""
+        _require_class(self.name, key)
         for cls in key.__mro__:
             handler = self._handlers.get(cls)
             if handler is not None:
                 return handler
         return None
 
-    def __contains__(self, key: type) -> bool:
-        return self.lookup(key) is not None
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, type) and self.lookup(key) is not None
 
     def keys(self) -> list[type]:
         return list(self._handlers)

@@ -9,13 +9,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, TypeAlias, Union, get_args
 
+from tfexec.errors import TfexecError
+
 DimOpName = Literal["add", "sub", "mul", "floordiv", "mod", "min", "max"]
 DIM_OPS: tuple[str, ...] = get_args(DimOpName)
 _SYMBOL = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "mod": "%"}
 
 
-class DimError(ValueError):
-    """A dim could not be resolved (unbound name, division by zero)."""
+class DimError(TfexecError, ValueError):
+    """A dim could not be resolved (unbound name, division by zero, unknown operator).
+
+    It is also a ``ValueError``, the usual Python error for a bad value.
+    """
 
 
 def apply_dim_op(op: str, a: int, b: int) -> int:
@@ -104,16 +109,27 @@ class DimExpr(_DimArith):
 
     def __str__(self) -> str:
         if self.op in ("min", "max"):
-            return f"{self.op}({_operand_str(self.lhs)}, {_operand_str(self.rhs)})"
-        return f"{_operand_str(self.lhs)} {_SYMBOL[self.op]} {_operand_str(self.rhs)}"
+            return f"{self.op}({self.lhs}, {self.rhs})"
+        prec = _PRECEDENCE[self.op]
+        lhs = _operand_str(self.lhs, prec, right=False)
+        rhs = _operand_str(self.rhs, prec, right=True)
+        return f"{lhs} {_SYMBOL[self.op]} {rhs}"
 
 
 ShapeDim: TypeAlias = Union[int, DimVar, DimExpr]
 
 
-def _operand_str(dim: ShapeDim) -> str:
-    if isinstance(dim, DimExpr) and dim.op not in ("min", "max"):
-        return f"({dim})"
+_PRECEDENCE = {"add": 1, "sub": 1, "mul": 2, "floordiv": 2, "mod": 2}
+
+
+def _operand_str(dim: ShapeDim, parent: int, *, right: bool) -> str:
+    """``dim`` as an operand of an operator of precedence ``parent``: parenthesised only
+    where Python needs it (operators are left-associative), so the text parses back to
+    the same ``DimExpr``."""
+    if isinstance(dim, DimExpr) and dim.op in _PRECEDENCE:
+        prec = _PRECEDENCE[dim.op]
+        if prec < parent or (right and prec == parent):
+            return f"({dim})"
     return str(dim)
 
 
@@ -124,6 +140,8 @@ def is_shape_dim(value: object) -> bool:
 
 def dim_expr(op: str, lhs: ShapeDim, rhs: ShapeDim) -> ShapeDim:
     """Build ``lhs op rhs``, folding two ints and the identities ``x+0``, ``x*1``, ``x//1``."""
+    if op not in DIM_OPS:
+        raise DimError(f"unknown dim operator {op!r}; expected one of {', '.join(DIM_OPS)}")
     if not is_shape_dim(lhs) or not is_shape_dim(rhs):
         raise TypeError(f"dim arithmetic needs int/DimVar/DimExpr operands, got {lhs!r} and {rhs!r}")
     if isinstance(lhs, int) and isinstance(rhs, int):
@@ -136,14 +154,12 @@ def dim_expr(op: str, lhs: ShapeDim, rhs: ShapeDim) -> ShapeDim:
         return lhs
     if op == "mul" and lhs == 1:
         return rhs
-    if op not in DIM_OPS:
-        raise TypeError(f"unknown dim operator {op!r}")
     return DimExpr(op, lhs, rhs)  # type: ignore[arg-type]
 
 
 def resolve_dim(dim: ShapeDim, bindings: Mapping[str, int]) -> int:
     """Evaluate ``dim`` under concrete ``bindings``; an unbound ``DimVar`` is a ``DimError``."""
-    if isinstance(dim, int):
+    if isinstance(dim, int) and not isinstance(dim, bool):
         return dim
     if isinstance(dim, DimVar):
         try:
@@ -151,6 +167,8 @@ def resolve_dim(dim: ShapeDim, bindings: Mapping[str, int]) -> int:
         except KeyError:
             bound = ", ".join(sorted(bindings)) or "none"
             raise DimError(f"dim {dim.name} is not bound (bound dims: {bound})") from None
+    if not isinstance(dim, DimExpr):
+        raise TypeError(f"resolve_dim needs an int, DimVar or DimExpr, got {type(dim).__name__} {dim!r}")
     return apply_dim_op(dim.op, resolve_dim(dim.lhs, bindings), resolve_dim(dim.rhs, bindings))
 
 

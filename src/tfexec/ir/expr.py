@@ -37,6 +37,28 @@ def _require_exprs(owner: str, name: str, values: object) -> None:
             raise IRConstructionError(f"{owner}.{name}[{i}] must be an Expr, got {type(v).__name__} {_short(v)}")
 
 
+def _require_common(owner: str, node: "Expr") -> None:
+    """Check the fields every node has: ``span`` and ``checked_type``."""
+    if node.span is not None and not isinstance(node.span, Span):
+        raise IRConstructionError(f"{owner}.span must be a Span or None, got {type(node.span).__name__} {_short(node.span)}")
+    checked = node.checked_type
+    if checked is not None and not isinstance(checked, (TensorType, TupleType)):
+        raise IRConstructionError(
+            f"{owner}.checked_type must be a TensorType, TupleType or None, got {type(checked).__name__} {_short(checked)}"
+        )
+
+
+def _require_distinct(owner: str, what: str, variables: "tuple[Var, ...]") -> None:
+    """Each Var binds one value: the same Var object may not appear twice in ``variables``."""
+    seen: dict[int, int] = {}
+    for i, v in enumerate(variables):
+        if id(v) in seen:
+            raise IRConstructionError(
+                f"{owner}: {what} must be distinct Vars, but {v.name} appears at positions {seen[id(v)]} and {i}"
+            )
+        seen[id(v)] = i
+
+
 class _Node:
     """Shared behaviour of nodes: identity semantics, shallow repr, no deep copy."""
 
@@ -63,6 +85,7 @@ class Var(_Node):
     checked_type: Type | None = field(default=None, kw_only=True)
 
     def __post_init__(self) -> None:
+        _require_common("Var", self)
         _require("Var", "name", self.name, str, "a str")
         _require("Var", "type", self.type, (TensorType, TupleType), "a TensorType or TupleType")
 
@@ -84,6 +107,7 @@ class Constant(_Node):
     checked_type: Type | None = field(default=None, kw_only=True)
 
     def __post_init__(self) -> None:
+        _require_common("Constant", self)
         _require("Constant", "value", self.value, (bool, int, float, torch.Tensor), "a bool, int, float or torch.Tensor")
         _require("Constant", "type", self.type, TensorType, "a TensorType")
         _require("Constant", "weak", self.weak, bool, "a bool")
@@ -103,6 +127,7 @@ class Call(_Node):
     checked_type: Type | None = field(default=None, kw_only=True)
 
     def __post_init__(self) -> None:
+        _require_common("Call", self)
         _require("Call", "target", self.target, (Op, Function), "an Op or a Function")
         _require_exprs("Call", "args", self.args)
 
@@ -120,6 +145,7 @@ class Tuple(_Node):
     checked_type: Type | None = field(default=None, kw_only=True)
 
     def __post_init__(self) -> None:
+        _require_common("Tuple", self)
         _require_exprs("Tuple", "fields", self.fields)
 
     def __repr__(self) -> str:
@@ -136,6 +162,7 @@ class TupleGetItem(_Node):
     checked_type: Type | None = field(default=None, kw_only=True)
 
     def __post_init__(self) -> None:
+        _require_common("TupleGetItem", self)
         if not isinstance(self.tuple, _EXPR_CLASSES):
             raise IRConstructionError(f"TupleGetItem.tuple must be an Expr, got {type(self.tuple).__name__} {_short(self.tuple)}")
         if not isinstance(self.index, int) or isinstance(self.index, bool) or self.index < 0:
@@ -155,6 +182,7 @@ class ConstTensor(_Node):
     checked_type: Type | None = field(default=None, kw_only=True)
 
     def __post_init__(self) -> None:
+        _require_common("ConstTensor", self)
         _require("ConstTensor", "name", self.name, str, "a str")
         _require("ConstTensor", "type", self.type, TensorType, "a TensorType")
 
@@ -176,6 +204,7 @@ class GridRegionExpr(_Node):
     checked_type: Type | None = field(default=None, kw_only=True)
 
     def __post_init__(self) -> None:
+        _require_common("GridRegionExpr", self)
         if not is_shape_dim(self.extent):
             raise IRConstructionError(f"GridRegionExpr.extent must be an int, DimVar or DimExpr, got {_short(self.extent)}")
         _require("GridRegionExpr", "induction_var", self.induction_var, Var, "a Var")
@@ -191,6 +220,7 @@ class GridRegionExpr(_Node):
                 "GridRegionExpr needs one init arg and one yield value per carried arg: "
                 f"got {len(self.init_args)} init_args, {n} carried_args, {len(self.yield_values)} yield_values"
             )
+        _require_distinct("GridRegionExpr", "the induction variable and carried args", (self.induction_var, *self.carried_args))
 
     def __repr__(self) -> str:
         return f"GridRegionExpr(extent={self.extent}, {len(self.carried_args)} carries)"
@@ -219,10 +249,13 @@ class Function:
         _require("Function", "name", self.name, str, "a str")
         if not isinstance(self.params, tuple) or not all(isinstance(p, Var) for p in self.params):
             raise IRConstructionError(f"Function.params must be a tuple of Var, got {_short(self.params)}")
+        _require_distinct("Function", "params", self.params)
         if not isinstance(self.body, _EXPR_CLASSES):
             raise IRConstructionError(f"Function.body must be an Expr, got {type(self.body).__name__} {_short(self.body)}")
         if self.ret_type is not None and not isinstance(self.ret_type, (TensorType, TupleType)):
             raise IRConstructionError(f"Function.ret_type must be a type or None, got {_short(self.ret_type)}")
+        if self.span is not None and not isinstance(self.span, Span):
+            raise IRConstructionError(f"Function.span must be a Span or None, got {type(self.span).__name__} {_short(self.span)}")
 
     def __copy__(self) -> "Function":
         return self

@@ -10,7 +10,7 @@ computed once, outside. The invariant nodes a variant node reads directly are th
 """
 
 import weakref
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass
 
 from tfexec.ir.expr import Call, Expr, GridRegionExpr, Tuple, TupleGetItem
@@ -44,26 +44,41 @@ def operands(expr: Expr) -> tuple[Expr, ...]:
     return ()
 
 
-def post_order(roots: Iterable[Expr]) -> list[Expr]:
-    """Every node reachable from ``roots`` once, operands before users, left to right."""
+def post_order(roots: Iterable[Expr], done: Container[int] = frozenset()) -> list[Expr]:
+    """Every node reachable from ``roots`` once, operands before users, left to right.
+
+    The order is that of a recursive depth-first walk (each node after all its operands,
+    an operand reached twice listed at its first reach), computed with explicit stacks.
+    A node whose ``id`` is in ``done`` (a memo, say) counts as already visited: it is
+    neither listed nor walked through, so a walk stops at what an earlier walk computed.
+    """
     order: list[Expr] = []
+    emit = order.append
     seen: set[int] = set()
+    mark = seen.add
     for root in roots:
-        if id(root) in seen:
+        if id(root) in seen or id(root) in done:
             continue
-        stack: list[tuple[Expr, bool]] = [(root, False)]
-        while stack:
-            node, expanded = stack.pop()
-            if expanded:
-                order.append(node)
-                continue
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
-            stack.append((node, True))
-            for child in reversed(operands(node)):
-                if id(child) not in seen:
-                    stack.append((child, False))
+        mark(id(root))
+        # one frame per open node: the node, its operands, the next operand to enter
+        nodes: list[Expr] = [root]
+        kids: list[tuple[Expr, ...]] = [operands(root)]
+        next_kid: list[int] = [0]
+        while nodes:
+            children, i = kids[-1], next_kid[-1]
+            if i < len(children):
+                next_kid[-1] = i + 1
+                child = children[i]
+                if id(child) in seen or id(child) in done:
+                    continue
+                mark(id(child))
+                nodes.append(child)
+                kids.append(operands(child))
+                next_kid.append(0)
+            else:
+                emit(nodes.pop())
+                kids.pop()
+                next_kid.pop()
     return order
 
 

@@ -2,6 +2,8 @@
 
 from dataclasses import dataclass
 
+from tfexec.errors import IRConstructionError
+
 
 @dataclass(frozen=True, slots=True)
 class Span:
@@ -16,6 +18,18 @@ class Span:
     column: int
     binding: str | None = None
     op: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.file, str):
+            raise IRConstructionError(f"Span.file must be a str, got {type(self.file).__name__} {self.file!r}")
+        for name in ("line", "column"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise IRConstructionError(f"Span.{name} must be a non-negative int (1-based), got {value!r}")
+        if self.binding is not None and not isinstance(self.binding, str):
+            raise IRConstructionError(f"Span.binding must be a str or None, got {self.binding!r}")
+        if not isinstance(self.op, str):
+            raise IRConstructionError(f"Span.op must be a str, got {self.op!r}")
 
     def location(self) -> str:
         """``file:line:col`` as compilers print it."""

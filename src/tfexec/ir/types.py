@@ -42,6 +42,8 @@ class Mesh:
             raise IRConstructionError(
                 f"Mesh has {len(self.shape)} axes but {len(self.axis_names)} axis names"
             )
+        if len(set(self.axis_names)) != len(self.axis_names):
+            raise IRConstructionError(f"Mesh.axis_names must be distinct, got {self.axis_names!r}")
 
     def __str__(self) -> str:
         return f"Mesh({self.shape!r}, {self.axis_names!r})"
