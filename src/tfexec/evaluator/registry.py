@@ -9,7 +9,7 @@ the lowering calls the very same kernel with nothing left to look up.
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, TypeAlias, TypeVar
 
 import torch
@@ -18,7 +18,7 @@ from tfexec.errors import EvalError, TfexecError
 from tfexec.evaluator.context import EvaluateContext
 from tfexec.evaluator.value import TensorValue, Value, kernel_arg, layout_of, type_of_data
 from tfexec.ir.describe import describe_expr
-from tfexec.ir.expr import Call
+from tfexec.ir.expr import Call, is_expr
 from tfexec.ir.ops.base import Op
 from tfexec.ir.types import Layout, ShardLayout
 from tfexec.visitor import AnalysisRegistry
@@ -88,7 +88,7 @@ def _handler_for(specialise: Callable[[OpT, Layouts], Kernel]) -> Handler:
         data = kernel.fn(ctx, *args) if kernel.needs_ctx else kernel.fn(*args)
         return TensorValue(data, type_of_data(data, op.value_layout(layouts)))
 
-    _rule_of_handler[handler] = specialise  # type: ignore[assignment]
+    _rule_of_handler[handler] = specialise
     return handler
 
 
@@ -105,6 +105,43 @@ def dispatch_error(call: Call, exc: BaseException) -> EvalError:
     err = EvalError(f"{describe_expr(call)}: {reason_of(exc)}")
     err.__cause__ = exc
     return err
+
+
+def expr_attribute_error(call: Call, op: Op) -> EvalError | None:
+    """The ``EvalError`` for an op carrying an ``Expr`` as a static attribute, else None.
+
+    Runtime data is always a ``Call`` operand (spec §4): a handler sees evaluated operands
+    and must never re-enter the evaluator through an attribute.
+    """
+    for f in fields(op):
+        if _holds_expr(getattr(op, f.name, None)):
+            return EvalError(
+                f"{describe_expr(call)}: attribute {f.name} of {type(op).__name__} is an expression; runtime data "
+                "must be a Call operand, not an op attribute (evaluator spec §4)"
+            )
+    return None
+
+
+def _holds_expr(value: object) -> bool:
+    """Whether an attribute value is, or contains (in tuples, lists, dicts), an ``Expr``."""
+    stack, seen = [value], set()
+    while stack:
+        item = stack.pop()
+        if is_expr(item):
+            return True
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, (tuple, list)):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+    return False
+
+
+def is_value_rule_handler(handler: Handler) -> bool:
+    """Whether ``handler`` applies a built-in value rule (its attributes are plain data by construction)."""
+    return handler in _rule_of_handler
 
 
 def missing_handler_error(call: Call) -> EvalError:

@@ -5,7 +5,7 @@ frees each value right after its last reader without counting uses on every run.
 """
 
 import weakref
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 
 from tfexec.ir.expr import Expr, Function, GridRegionExpr
@@ -32,6 +32,29 @@ def build_schedule(order: Sequence[Expr], outputs: Sequence[Expr]) -> Schedule:
         if i < len(order):
             frees[i].append(node_id)
     return Schedule(tuple(order), tuple((node, tuple(f)) for node, f in zip(order, frees)))
+
+
+def pending_order(root: Expr, known: Container[int]) -> list[Expr]:
+    """The nodes ``root`` needs, operands first: ``post_order`` pruned at ``known`` nodes,
+    which are listed (a schedule sees who reads them) but whose operands are not walked."""
+    order: list[Expr] = []
+    seen: set[int] = set()
+    stack: list[tuple[Expr, bool]] = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        if id(node) in known:
+            continue
+        for child in reversed(operands(node)):
+            if id(child) not in seen:
+                stack.append((child, False))
+    return order
 
 
 _FUNCTIONS: "weakref.WeakKeyDictionary[Function, Schedule]" = weakref.WeakKeyDictionary()

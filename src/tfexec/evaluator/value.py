@@ -54,9 +54,27 @@ def layout_of(value: Value) -> "Layout | ShardLayout | None":
 
 
 def to_python(value: Value) -> "torch.Tensor | tuple[object, ...]":
-    """The user-facing result: a tensor, or a (nested) tuple of tensors."""
+    """The user-facing result: a tensor, or a (nested) tuple of tensors.
+
+    Iterative, so a deeply nested tuple result does not exhaust Python's stack."""
     if isinstance(value, TensorValue):
         return value.data
-    if isinstance(value, TupleValue):
-        return tuple(to_python(v) for v in value.elements)
-    raise TypeError(f"not a Value: {value!r}")
+    done: list[object] = []
+    stack: list[tuple[Value, bool]] = [(value, False)]
+    while stack:
+        item, expanded = stack.pop()
+        if isinstance(item, TensorValue):
+            done.append(item.data)
+        elif not isinstance(item, TupleValue):
+            raise TypeError(f"not a Value: {item!r}")
+        elif expanded:
+            n = len(item.elements)
+            fields = tuple(done[len(done) - n :]) if n else ()
+            del done[len(done) - n :]
+            done.append(fields)
+        else:
+            stack.append((item, True))
+            stack.extend((e, False) for e in reversed(item.elements))
+    result = done[0]
+    assert isinstance(result, tuple)
+    return result

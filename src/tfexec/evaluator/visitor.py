@@ -7,6 +7,7 @@ a fresh environment; loops run their variant body nodes once per iteration over 
 of the invariant frontier computed once, before the loop.
 """
 
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal
 
@@ -31,7 +32,7 @@ from tfexec.evaluator.runtime import (
     trip_count,
     unbound_var_error,
 )
-from tfexec.evaluator.schedule import Schedule, function_schedule, loop_schedule
+from tfexec.evaluator.schedule import Schedule, build_schedule, function_schedule, loop_schedule, pending_order
 from tfexec.evaluator.value import TensorValue, TupleValue, Value, to_python
 from tfexec.ir.describe import describe_expr
 from tfexec.ir.expr import Call, Constant, ConstTensor, Expr, Function, GridRegionExpr, Tuple, TupleGetItem, Var
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from tfexec.loading import LoadedModule
 
 LoopKeys = Literal["collapse", "expand"]
+_NODE_CLASSES: tuple[type, ...] = (Var, Constant, ConstTensor, Call, Tuple, TupleGetItem, GridRegionExpr)
 
 
 class EvaluatorVisitor(ExprVisitor[Value]):
@@ -67,27 +69,34 @@ class EvaluatorVisitor(ExprVisitor[Value]):
         self.loops = loops
         self.keys: ScopeKeys | None = None
         self.active = active
-        self._methods: dict[type, Callable[[Expr, EvaluateContext], Value]] = {
-            Var: self.visit_Var,  # type: ignore[dict-item]
-            Constant: self.visit_Constant,  # type: ignore[dict-item]
-            ConstTensor: self.visit_ConstTensor,  # type: ignore[dict-item]
-            Call: self.visit_Call,  # type: ignore[dict-item]
-            Tuple: self.visit_Tuple,  # type: ignore[dict-item]
-            TupleGetItem: self.visit_TupleGetItem,  # type: ignore[dict-item]
-            GridRegionExpr: self.visit_GridRegionExpr,  # type: ignore[dict-item]
+        self._pins: dict[int, Expr] = {}
+        # Unbound functions, looked up on the class: bound methods stored on ``self`` would
+        # make a reference cycle keeping the visitor (and its memo) alive until a gc pass.
+        cls = type(self)
+        self._methods: dict[type, Callable[["EvaluatorVisitor", Expr, EvaluateContext], Value]] = {
+            node_cls: getattr(cls, "visit_" + node_cls.__name__) for node_cls in _NODE_CLASSES
         }
 
     # -- walking a scope -------------------------------------------------------------
 
     def visit(self, expr: Expr, ctx: EvaluateContext) -> Value:
-        """Evaluate ``expr`` (and what it reads) in the current environment."""
-        if id(expr) in self.memo:
-            return self.memo[id(expr)]
-        from tfexec.evaluator.schedule import build_schedule
-        from tfexec.ir.graph import post_order
+        """Evaluate ``expr`` (and what it reads) in the current environment.
 
-        self.run_schedule(build_schedule(post_order([expr]), [expr]), ctx)
-        return self.memo[id(expr)]
+        Values already in the environment are reused, never recomputed, and stay there;
+        the intermediate values of this call are dropped after their last reader."""
+        memo = self.memo
+        if id(expr) in memo:
+            return memo[id(expr)]
+        order = pending_order(expr, memo)
+        kept = [node for node in order if id(node) in memo]
+        self.run_schedule(build_schedule(order, [expr, *kept]), ctx)
+        # The memo is keyed on id(): a node whose value stays in it must stay alive, or a
+        # new node could reuse its id and read a stale value.
+        pins = self._pins
+        for node in order:
+            if id(node) in memo:
+                pins[id(node)] = node
+        return memo[id(expr)]
 
     def run_schedule(self, schedule: Schedule, ctx: EvaluateContext) -> None:
         """Evaluate every step not yet bound, freeing values after their last reader."""
@@ -95,7 +104,7 @@ class EvaluatorVisitor(ExprVisitor[Value]):
         keys, table = self.keys, self.table
         for node, frees in schedule.steps:
             if id(node) not in memo:
-                value = methods[type(node)](node, ctx)
+                value = methods[type(node)](self, node, ctx)
                 memo[id(node)] = value
                 if table is not None and keys is not None and is_reported(node):
                     table[f"{self.prefix}/{keys.local[id(node)]}"] = value
@@ -231,6 +240,14 @@ def resolve_target(target: "Function | LoadedModule") -> "tuple[Function, Loaded
     raise TypeError(f"evaluate() takes a Function or a LoadedModule, got {type(target).__name__}")
 
 
+def target_name(target: object) -> str:
+    """A short name of an evaluation target for messages that concern the whole run."""
+    if isinstance(target, Function):
+        return describe_expr(target)
+    name = getattr(target, "name", None)
+    return f"loaded module {name}" if isinstance(name, str) else type(target).__name__
+
+
 def evaluate_value(
     target: "Function | LoadedModule", inputs: tuple[object, ...], *, table: dict[str, Value] | None = None,
     loops: LoopKeys = "collapse",
@@ -254,4 +271,7 @@ def evaluate(target: "Function | LoadedModule", *inputs: object) -> "torch.Tenso
     except TfexecError:
         raise
     except RecursionError as exc:
-        raise EvalError("evaluation nested too deeply (function calls or loops)") from exc
+        raise EvalError(
+            f"{target_name(target)}: evaluation nests deeper than Python's recursion limit "
+            f"({sys.getrecursionlimit()}) allows: function calls, loops or tuple types nest too deeply"
+        ) from exc
