@@ -71,11 +71,13 @@ from tfexec.ir.types import (
     TupleType as TupleType,
     Type as Type,
 )
-from tfexec.loading import LoadedModule as LoadedModule
+from tfexec.loading import LoadedModule as LoadedModule, load_module as load_module, save_module as save_module
 from tfexec.visitor import AnalysisRegistry as AnalysisRegistry, ExprMutator as ExprMutator, ExprVisitor as ExprVisitor
 from tfexec import ops as ops
+from tfexec.text import parse as parse, parse_function as parse_function, print_ir as print_ir, script as script
 
 __all__ = [
+    "parse", "parse_function", "print_ir", "script",
     "AnalysisRegistry", "EquivalenceReport", "ForwardData", "ForwardGraph", "ForwardNode", "assert_equivalent", "check_equivalence", "lower", "Call", "ConstTensor", "Constant", "DType", "DimExpr", "DimVar", "EquivalenceError",
     "EvalError", "EvaluateContext", "EvaluatorVisitor", "Expr", "ExprMutator", "ExprVisitor", "Function",
     "GridRegionExpr", "IRConstructionError", "IRModule", "Layout", "LoadedModule", "LoweringError", "Mesh",
@@ -83,4 +85,5 @@ __all__ = [
     "TensorValue", "TfexecError", "Tuple", "TupleGetItem", "TupleType", "TupleValue", "Type", "TypeInferenceError",
     "Value", "Var", "as_layout_view", "b1", "bf16", "describe_expr", "eval_registry", "evaluate", "f16", "f32",
     "f64", "from_layout_view", "i16", "i32", "i64", "i8", "infer_types", "ops", "register_eval", "resolve_dim", "u8",
+    "load_module", "save_module",
 ]

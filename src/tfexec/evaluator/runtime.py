@@ -10,7 +10,7 @@ import torch
 from tfexec.errors import EvalError, TfexecError
 from tfexec.evaluator.context import EvaluateContext
 from tfexec.evaluator.value import TensorValue, TupleValue, Value
-from tfexec.ir.boundary import boundary_mismatch
+from tfexec.ir.boundary import call_mismatch
 from tfexec.ir.describe import describe_expr
 from tfexec.ir.dims import DimError, DimExpr, DimVar, ShapeDim, resolve_dim
 from tfexec.ir.dtypes import DType
@@ -159,11 +159,9 @@ def call_bindings(call: Call, callee: Function, args: Sequence[Value]) -> dict[s
         raise EvalError(
             f"{describe_expr(call)}: {callee.name} takes {len(callee.params)} argument(s), got {len(args)}"
         )
-    bindings: dict[str, ShapeDim] = {}
-    for param, arg in zip(callee.params, args):
-        why = boundary_mismatch(param.type, type_of_value(arg), bindings, f"argument {param.name}: ")
-        if why is not None:
-            raise EvalError(f"{describe_expr(call)}: {why}")
+    why, bindings = call_mismatch([(p.name, p.type) for p in callee.params], [type_of_value(a) for a in args])
+    if why is not None:
+        raise EvalError(f"{describe_expr(call)}: {why}")
     return {k: v for k, v in bindings.items() if isinstance(v, int)}
 
 

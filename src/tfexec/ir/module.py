@@ -1,6 +1,12 @@
-"""``IRModule``: named functions, declared constants, an optional entry, named children."""
+"""``IRModule``: named functions, declared constants, an optional entry, named children.
 
-from collections.abc import Mapping
+Constants are addressed with dotted, ``state_dict``-style names: ``w`` is a constant of
+the module itself, ``block.attn.wq`` is constant ``wq`` of child ``block``'s child ``attn``.
+A module's own constant names may contain dots (a flat module bound to a ``state_dict``),
+but never one that also names a child's constant.
+"""
+
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from tfexec.errors import IRConstructionError
@@ -26,6 +32,10 @@ class IRModule:
         for name, fn in self.functions.items():
             if not isinstance(fn, Function):
                 raise IRConstructionError(f"IRModule.functions[{name!r}] must be a Function, got {type(fn).__name__}")
+            if fn.name != name:
+                raise IRConstructionError(
+                    f"IRModule.functions[{name!r}] is a Function named {fn.name!r}; a function is listed under its own name"
+                )
         for name, t in self.constants.items():
             if not isinstance(t, TensorType):
                 raise IRConstructionError(f"IRModule.constants[{name!r}] must be a TensorType, got {t!r}")
@@ -34,6 +44,12 @@ class IRModule:
                 raise IRConstructionError(f"IRModule.children[{name!r}] must be an IRModule, got {type(child).__name__}")
             if "." in name:
                 raise IRConstructionError(f"child module name {name!r} must not contain '.'; nest children instead")
+        for name in self.constants:
+            head, dot, rest = name.partition(".")
+            if dot and head in self.children and self.children[head].constant_type(rest) is not None:
+                raise IRConstructionError(
+                    f"constant {name!r} is declared both by this module and by its child {head!r}; rename one"
+                )
         if self.entry is not None and self.entry not in self.functions:
             known = ", ".join(sorted(self.functions)) or "none"
             raise IRConstructionError(f"IRModule.entry {self.entry!r} is not one of its functions ({known})")
@@ -62,3 +78,21 @@ class IRModule:
         for name, child in self.children.items():
             out.update(child.all_constants(f"{prefix}{name}."))
         return out
+
+    def constant_type(self, name: str) -> TensorType | None:
+        """The declared type of constant ``name`` (a dotted name reaches into children), or None."""
+        module = self
+        while True:
+            t = module.constants.get(name)
+            if t is not None:
+                return t
+            head, dot, rest = name.partition(".")
+            if not dot or head not in module.children:
+                return None
+            module, name = module.children[head], rest
+
+    def walk(self, prefix: str = "") -> Iterator[tuple[str, "IRModule"]]:
+        """This module and every descendant, as ``(dotted path, module)``; the root's path is ``""``."""
+        yield prefix, self
+        for name, child in self.children.items():
+            yield from child.walk(f"{prefix}.{name}" if prefix else name)
