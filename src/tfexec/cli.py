@@ -134,7 +134,7 @@ def _show(name: str, value: object) -> None:
     _flatten(name, value, flat)
     for key, t in flat.items():
         dtype = DType.from_torch(t.dtype) if t.dtype in {d.torch for d in DType} else t.dtype
-        print(f"{key}: {TensorType(tuple(t.shape), dtype) if isinstance(dtype, DType) else t.dtype}")  # type: ignore[arg-type]
+        print(f"{key}: {TensorType(tuple(t.shape), dtype) if isinstance(dtype, DType) else t.dtype}")
         print(f"  {t}")
 
 
@@ -144,11 +144,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     target, fn = _load_target(args.file, args.function)
     out = evaluate(target, *_inputs(fn, args))  # type: ignore[arg-type]
     if args.out:
-        from safetensors.torch import save_file
+        from tfexec.loading import write_tensors
 
         flat: dict[str, torch.Tensor] = {}
         _flatten("output", out, flat)
-        save_file(flat, args.out)
+        write_tensors(flat, args.out)
         print(f"wrote {len(flat)} tensor(s) to {args.out}")
     else:
         _show("output", out)
@@ -184,8 +184,6 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
 
 def cmd_dump(args: argparse.Namespace) -> int:
-    from safetensors.torch import save_file
-
     from tfexec.evaluator.value import Value
     from tfexec.evaluator.visitor import evaluate_value
 
@@ -195,7 +193,9 @@ def cmd_dump(args: argparse.Namespace) -> int:
     flat: dict[str, torch.Tensor] = {}
     for key, value in table.items():
         _flatten(key, value, flat)
-    save_file(flat, args.out, metadata={"tfexec.order": "\n".join(flat)})
+    from tfexec.loading import write_tensors
+
+    write_tensors(flat, args.out, metadata={"tfexec.order": "\n".join(flat)})
     print(f"wrote {len(flat)} value(s) to {args.out}")
     return 0
 

@@ -728,6 +728,22 @@ def _tensor_bytes(t: torch.Tensor) -> memoryview:
     return memoryview((ctypes.c_char * n).from_address(t.data_ptr())).cast("B")
 
 
+def write_tensors(tensors: Mapping[str, torch.Tensor], path: "str | os.PathLike[str]", metadata: Mapping[str, str] | None = None) -> None:
+    """Write named tensors to one safetensors file (CPU copies; no numpy, no pickle)."""
+    cpu = {k: v.detach().to("cpu").contiguous() for k, v in tensors.items()}
+    specs = {}
+    for name, t in cpu.items():
+        DType.from_torch(t.dtype)
+        specs[name] = safetensors.TensorSpec(
+            dtype=str(t.dtype).removeprefix("torch."), shape=list(t.shape), data_ptr=t.data_ptr(),
+            data_len=t.numel() * t.element_size(),
+        )
+    try:
+        safetensors.serialize_file(specs, Path(path), metadata=dict(metadata or {}))
+    except (safetensors.SafetensorError, ValueError, TypeError, OSError) as exc:
+        raise ModuleLoadError(f"{path}: cannot write tensors: {exc}") from exc
+
+
 def _weights_for_saving(module: IRModule, weights: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     """The weights as contiguous CPU tensors, checked against the declared constants."""
     declared = module.all_constants()
