@@ -159,6 +159,9 @@ class AnalysisRegistry(Generic[H]):
 
     def lookup(self, key: type) -> H | None:
         """The handler for ``key`` or its nearest registered base class, else None."""
+        exact = self._handlers.get(key)
+        if exact is not None:
+            return exact
         _require_class(self.name, key)
         for cls in key.__mro__:
             handler = self._handlers.get(cls)

@@ -74,19 +74,21 @@ _rule_of_handler: dict[Handler, Specialiser] = {}
 
 
 def _handler_for(specialise: Callable[[OpT, Layouts], Kernel]) -> Handler:
-    kernels: dict[tuple[Op, Layouts], Kernel] = {}
+    kernels: dict[tuple[Op, Layouts], tuple[Kernel, "Layout | ShardLayout | None"]] = {}
 
     def handler(ctx: EvaluateContext) -> Value:
         op = ctx.op
         assert op is not None
-        layouts = tuple(layout_of(a) for a in ctx.args)
+        values = ctx.args
+        layouts = tuple([layout_of(a) for a in values])
         key = (op, layouts)
-        kernel = kernels.get(key)
-        if kernel is None:
-            kernel = kernels[key] = specialise(op, layouts)  # type: ignore[arg-type]
-        args = [kernel_arg(a) for a in ctx.args]
+        entry = kernels.get(key)
+        if entry is None:
+            entry = kernels[key] = (specialise(op, layouts), op.value_layout(layouts))  # type: ignore[arg-type]
+        kernel, layout = entry
+        args = [kernel_arg(a) for a in values]
         data = kernel.fn(ctx, *args) if kernel.needs_ctx else kernel.fn(*args)
-        return TensorValue(data, type_of_data(data, op.value_layout(layouts)))
+        return TensorValue(data, type_of_data(data, layout))
 
     _rule_of_handler[handler] = specialise
     return handler

@@ -14,12 +14,14 @@ class Value:
     __slots__ = ()
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(slots=True, eq=False)
 class TensorValue(Value):
     """A logical tensor value and its HIR type (concrete shape, dtype, layout).
 
     ``scalar`` is set when the value is a weak Python-scalar constant (core-ir §2): op value
     rules then pass the Python scalar to torch so that promotion is torch's scalar rule.
+    Values are made on the visitor's per-node path, so the class is not frozen (a frozen
+    dataclass pays for ``object.__setattr__`` per field); treat values as read-only.
     """
 
     data: torch.Tensor
@@ -34,9 +36,22 @@ class TupleValue(Value):
     elements: tuple[Value, ...]
 
 
+_TYPES: dict[tuple[object, object, object], TensorType] = {}
+
+
 def type_of_data(data: torch.Tensor, layout: "Layout | ShardLayout | None" = None) -> TensorType:
-    """The concrete ``TensorType`` of a tensor (its shape and dtype) with ``layout``."""
-    return TensorType(tuple(data.shape), DType.from_torch(data.dtype), layout)
+    """The concrete ``TensorType`` of a tensor (its shape and dtype) with ``layout``.
+
+    Types are values, so the few distinct ones a run produces are made once and reused
+    (this is on the visitor's per-node path).
+    """
+    key = (data.shape, data.dtype, layout)
+    t = _TYPES.get(key)
+    if t is None:
+        if len(_TYPES) > 4096:
+            _TYPES.clear()
+        t = _TYPES[key] = TensorType(tuple(data.shape), DType.from_torch(data.dtype), layout)
+    return t
 
 
 def kernel_arg(value: Value) -> "torch.Tensor | bool | int | float | tuple[object, ...]":

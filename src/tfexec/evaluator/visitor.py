@@ -147,7 +147,8 @@ class EvaluatorVisitor(ExprVisitor[Value]):
         return inner.elements[node.index]
 
     def visit_Call(self, call: Call, ctx: EvaluateContext) -> Value:
-        args = tuple(self.memo[id(a)] for a in call.args)
+        memo = self.memo
+        args = tuple([memo[id(a)] for a in call.args])
         target = call.target
         if isinstance(target, Function):
             return self._call_function(call, target, args, ctx)
