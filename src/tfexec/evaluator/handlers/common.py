@@ -36,6 +36,15 @@ def weak_tensor(value: Scalar, device: "torch.device | str | None") -> torch.Ten
     return torch.tensor(value, dtype=_WEAK_DTYPE[type(value)], device=device)
 
 
+def as_tensor(ctx: EvaluateContext, x: object, what: str = "operand") -> torch.Tensor:
+    """A tensor operand as is, a weak scalar as a rank-0 tensor of its own type on the run's device."""
+    if isinstance(x, torch.Tensor):
+        return x
+    if isinstance(x, (bool, int, float)):
+        return weak_tensor(x, ctx.device)
+    raise EvalError(f"{what} must be a tensor, found {type(x).__name__}")
+
+
 def tensorize(ctx: EvaluateContext, a: Arg, b: Arg) -> tuple[torch.Tensor, torch.Tensor]:
     """Two operands as tensors; a weak scalar takes the dtype torch promotes it to against the other."""
     if isinstance(a, torch.Tensor):
@@ -54,8 +63,10 @@ def resolve_shape(ctx: EvaluateContext, dims: Sequence[ShapeDim]) -> tuple[int, 
     return tuple(resolve_dim(d, ctx.dim_bindings) for d in dims)
 
 
-def is_static(dims: Sequence[ShapeDim]) -> bool:
-    return all(isinstance(d, int) for d in dims)
+def static_sizes(dims: Sequence[ShapeDim]) -> tuple[int, ...] | None:
+    """``dims`` as ints when all are static, else None (resolve them per run)."""
+    out = tuple(d for d in dims if isinstance(d, int))
+    return out if len(out) == len(dims) else None
 
 
 def axis_at(op_name: str, axis: int, rank: int) -> int:

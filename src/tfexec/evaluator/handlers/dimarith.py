@@ -3,10 +3,11 @@
 
 import torch
 
+from tfexec.errors import EvalError
 from tfexec.evaluator.context import EvaluateContext
 from tfexec.evaluator.handlers.common import read_index
 from tfexec.evaluator.registry import Kernel, Layouts, value_rule
-from tfexec.ir.dims import apply_dim_op
+from tfexec.ir.dims import DimError, apply_dim_op
 from tfexec.ir.ops.dimarith import DIM_OPS, DimOp
 
 
@@ -16,7 +17,11 @@ def _register(cls: type[DimOp]) -> None:
         name, dim_op = op.name, op.dim_op
 
         def run(ctx: EvaluateContext, a: object, b: object) -> torch.Tensor:
-            result = apply_dim_op(dim_op, read_index(a, f"{name} operand 0"), read_index(b, f"{name} operand 1"))
+            lhs, rhs = read_index(a, f"{name} operand 0"), read_index(b, f"{name} operand 1")
+            try:
+                result = apply_dim_op(dim_op, lhs, rhs)
+            except DimError as exc:
+                raise EvalError(f"{name}: {exc}") from None
             return torch.tensor(result, dtype=torch.int64, device=ctx.device)
 
         return Kernel(run, needs_ctx=True)

@@ -3,6 +3,8 @@
 import torch
 
 from tfexec.errors import EvalError
+from tfexec.evaluator.context import EvaluateContext
+from tfexec.evaluator.handlers.common import as_tensor
 from tfexec.evaluator.registry import Kernel, Layouts, value_rule
 from tfexec.ir.ops.distribution import Local, Reshard
 from tfexec.ir.types import ShardLayout
@@ -17,9 +19,16 @@ def _identity(x: torch.Tensor) -> torch.Tensor:
     return x
 
 
+def _run_identity(ctx: EvaluateContext, x: object) -> torch.Tensor:
+    return as_tensor(ctx, x)
+
+
+_IDENTITY = Kernel(_run_identity, needs_ctx=True, tensor_fn=_identity)
+
+
 @value_rule(Reshard)
 def _reshard(op: Reshard, layouts: Layouts) -> Kernel:
-    return Kernel(_identity)
+    return _IDENTITY
 
 
 @value_rule(Local)
@@ -28,8 +37,8 @@ def _local(op: Local, layouts: Layouts) -> Kernel:
     if isinstance(layout, ShardLayout) and layout.splits:
         message = LOCAL_SPLIT_MESSAGE.format(layout=layout)
 
-        def refuse(x: torch.Tensor) -> torch.Tensor:
+        def refuse(x: object) -> torch.Tensor:
             raise EvalError(message)
 
-        return Kernel(refuse)
-    return Kernel(_identity)
+        return Kernel(refuse, tensor_fn=refuse)
+    return _IDENTITY

@@ -1,10 +1,12 @@
 """Value rules of ``reduce`` and ``argmax``, with the decisions hir.md fixes.
 
 ``axes=None`` reduces every axis, ``axes=()`` is the identity; ``max``/``min`` over a
-zero-length axis is an error; ``prod`` over several axes multiplies one axis at a time
-(torch's ``prod`` takes a single axis).
+zero-length axis is an error. torch's ``prod`` takes a single axis, so ``prod`` over
+several axes is one reduction over them flattened (the reduced axes moved last), which
+over every axis is exactly ``torch.prod(x)``.
 """
 
+import math
 from collections.abc import Callable
 
 import torch
@@ -30,11 +32,17 @@ def _axes(op: Reduce, rank: int) -> tuple[int, ...]:
 
 
 def _prod(x: torch.Tensor, axes: tuple[int, ...], keepdim: bool) -> torch.Tensor:
-    if not axes:
-        return torch.prod(x)
-    out = x
-    for a in sorted(axes, reverse=True):
-        out = torch.prod(out, dim=a, keepdim=keepdim)
+    if len(axes) == 1:
+        return torch.prod(x, dim=axes[0], keepdim=keepdim)
+    if len(axes) == x.dim():
+        out = torch.prod(x)
+    else:
+        kept = [a for a in range(x.dim()) if a not in axes]
+        count = math.prod(x.shape[a] for a in axes)
+        flat = x.permute(*kept, *axes).reshape(*(x.shape[a] for a in kept), count)
+        out = torch.prod(flat, dim=-1)
+    if keepdim:
+        out = out.reshape([1 if a in axes else x.shape[a] for a in range(x.dim())])
     return out
 
 

@@ -8,7 +8,7 @@ import torch
 
 from tfexec.errors import EvalError
 from tfexec.evaluator.context import EvaluateContext
-from tfexec.evaluator.handlers.common import Arg, axis_at, is_static, read_index, resolve_shape, weak_tensor
+from tfexec.evaluator.handlers.common import as_tensor, axis_at, read_index, resolve_shape, static_sizes
 from tfexec.evaluator.registry import Kernel, Layouts, value_rule
 from tfexec.ir.dims import ShapeDim
 from tfexec.ir.ops.shape import BroadcastTo, Concat, Reshape, Slice, Take, Transpose
@@ -18,19 +18,21 @@ def _with_shape(
     dims: tuple[ShapeDim, ...], body: Callable[[torch.Tensor, tuple[int, ...]], torch.Tensor]
 ) -> Kernel:
     """A one-operand kernel that needs concrete sizes: resolved now if static, else per run."""
-    if is_static(dims):
-        static = tuple(int(d) for d in dims)  # type: ignore[call-overload]
+    static = static_sizes(dims)
 
-        def run_static(x: torch.Tensor) -> torch.Tensor:
-            return body(x, static)
+    def run(ctx: EvaluateContext, x: object) -> torch.Tensor:
+        return body(as_tensor(ctx, x), static if static is not None else _sizes(ctx, dims))
 
-        return Kernel(run_static)
+    return Kernel(run, needs_ctx=True, tensor_fn=(lambda x: body(x, static)) if static is not None else None)
 
-    def run(ctx: EvaluateContext, x: Arg) -> torch.Tensor:
-        t = x if isinstance(x, torch.Tensor) else weak_tensor(x, ctx.device)
-        return body(t, resolve_shape(ctx, dims))
 
-    return Kernel(run, needs_ctx=True)
+def _sizes(ctx: EvaluateContext, dims: tuple[ShapeDim, ...]) -> tuple[int, ...]:
+    """Concrete sizes under the run's bindings; a negative resolved size is an error."""
+    sizes = resolve_shape(ctx, dims)
+    for dim, size in zip(dims, sizes):
+        if size < 0:
+            raise EvalError(f"size {dim} resolves to {size}, which is negative")
+    return sizes
 
 
 def _reshape(x: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
@@ -54,13 +56,16 @@ def _reshape_rule(op: Reshape, layouts: Layouts) -> Kernel:
 def _transpose(op: Transpose, layouts: Layouts) -> Kernel:
     perm = op.perm
 
-    def run(x: torch.Tensor) -> torch.Tensor:
+    def permute(x: torch.Tensor) -> torch.Tensor:
         norm = [axis_at("transpose", p, x.dim()) for p in perm] if len(perm) == x.dim() else None
         if norm is None or sorted(norm) != list(range(x.dim())):
             raise EvalError(f"transpose perm {perm} is not a permutation of the {x.dim()} axes of the value")
         return x.permute(norm)
 
-    return Kernel(run)
+    def run(ctx: EvaluateContext, x: object) -> torch.Tensor:
+        return permute(as_tensor(ctx, x))
+
+    return Kernel(run, needs_ctx=True, tensor_fn=permute)
 
 
 def _broadcast(x: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
@@ -77,52 +82,56 @@ def _broadcast_to(op: BroadcastTo, layouts: Layouts) -> Kernel:
 
 @value_rule(Concat)
 def _concat(op: Concat, layouts: Layouts) -> Kernel:
-    def run(ctx: EvaluateContext, *xs: Arg) -> torch.Tensor:
-        tensors = [x if isinstance(x, torch.Tensor) else weak_tensor(x, ctx.device) for x in xs]
+    def cat(*tensors: torch.Tensor) -> torch.Tensor:
         axis = axis_at("concat", op.axis, tensors[0].dim())
         return torch.cat(tensors, dim=axis)
 
-    return Kernel(run, needs_ctx=True)
+    def run(ctx: EvaluateContext, *xs: object) -> torch.Tensor:
+        return cat(*(as_tensor(ctx, x) for x in xs))
+
+    return Kernel(run, needs_ctx=True, tensor_fn=cat)
 
 
 @value_rule(Slice)
 def _slice(op: Slice, layouts: Layouts) -> Kernel:
-    sizes_static = is_static(op.sizes) and (op.strides is None or is_static(op.strides))
+    static_sz = static_sizes(op.sizes)
+    static_st = (1,) * len(op.sizes) if op.strides is None else static_sizes(op.strides)
 
-    def run(ctx: EvaluateContext, x: torch.Tensor, starts: tuple[object, ...]) -> torch.Tensor:
+    def run(ctx: EvaluateContext, x: object, starts: object) -> torch.Tensor:
+        t = as_tensor(ctx, x, "slice operand")
         if not isinstance(starts, tuple):
             raise EvalError("slice starts must be a tuple of rank-0 integers")
-        rank = x.dim()
+        rank = t.dim()
         if len(starts) != rank or len(op.sizes) != rank:
             raise EvalError(
                 f"slice (C1): a rank-{rank} value needs {rank} starts and sizes, got {len(starts)} and {len(op.sizes)}"
             )
-        sizes = op.sizes if sizes_static else resolve_shape(ctx, op.sizes)
-        strides = (1,) * rank if op.strides is None else (op.strides if sizes_static else resolve_shape(ctx, op.strides))
+        sizes = static_sz if static_sz is not None else _sizes(ctx, op.sizes)
+        strides = static_st if static_st is not None else _sizes(ctx, op.strides or ())
         index = []
         for axis, (s, size, stride) in enumerate(zip(starts, sizes, strides)):
             start = read_index(s, f"slice start {axis}")
-            length = x.shape[axis]
+            length = t.shape[axis]
             if start < 0:
                 raise EvalError(f"slice (C2): start {start} on axis {axis} is negative (starts never count from the end)")
-            if stride < 1:  # type: ignore[operator]
+            if stride < 1:
                 raise EvalError(f"slice: stride {stride} on axis {axis} must be positive")
-            stop = start + (size - 1) * stride + 1 if size else start  # type: ignore[operator]
+            stop = start + (size - 1) * stride + 1 if size else start
             if size and stop > length:
                 raise EvalError(
                     f"slice (C2): window [{start}, {stop}) with stride {stride} runs past axis {axis} of length {length}"
                 )
             index.append(slice(start, stop, stride))
-        return x[tuple(index)]
+        return t[tuple(index)]
 
     return Kernel(run, needs_ctx=True)
 
 
 @value_rule(Take)
 def _take(op: Take, layouts: Layouts) -> Kernel:
-    def run(x: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
+    def take(x: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
         axis = axis_at("take", op.axis, x.dim())
-        if indices.dtype.is_floating_point or indices.dtype == torch.bool:
+        if indices.dtype.is_floating_point or indices.dtype.is_complex or indices.dtype == torch.bool:
             raise EvalError(f"take indices must be integers, found {indices.dtype}")
         flat = indices.reshape(-1).to(torch.int64)
         if flat.numel():
@@ -131,8 +140,14 @@ def _take(op: Take, layouts: Layouts) -> Kernel:
             low, high = int(flat.min().item()), int(flat.max().item())
             if low < 0 or high >= x.shape[axis]:
                 bad = low if low < 0 else high
-                raise EvalError(f"take: index {bad} is out of range for axis {axis} of length {x.shape[axis]}")
+                raise EvalError(
+                    f"take: index {bad} is out of range for axis {axis} of length {x.shape[axis]}"
+                    f" (expected 0..{x.shape[axis] - 1}; indices never wrap around)"
+                )
         picked = torch.index_select(x, axis, flat)
         return picked.reshape(tuple(x.shape[:axis]) + tuple(indices.shape) + tuple(x.shape[axis + 1 :]))
 
-    return Kernel(run)
+    def run(ctx: EvaluateContext, x: object, indices: object) -> torch.Tensor:
+        return take(as_tensor(ctx, x, "take operand"), as_tensor(ctx, indices, "take indices"))
+
+    return Kernel(run, needs_ctx=True, tensor_fn=take)

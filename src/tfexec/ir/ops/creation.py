@@ -3,6 +3,8 @@
 from dataclasses import dataclass
 from typing import ClassVar
 
+import torch
+
 from tfexec.ir.dims import ShapeDim, is_shape_dim
 from tfexec.ir.dtypes import DType
 from tfexec.ir.ops.base import Op, Operand, TypeRuleError
@@ -11,7 +13,15 @@ from tfexec.ir.types import TensorType, Type
 
 @dataclass(frozen=True, slots=True)
 class Full(Op):
-    """``torch.full(shape, value, dtype)``."""
+    """``torch.full(shape, value, dtype)``.
+
+    (C1) ``value`` converts to ``dtype`` as torch converts it: a float given for an integer
+    dtype truncates toward zero, anything given for ``bool`` is ``value != 0``, a value out
+    of the dtype's range (``300`` for ``i8``, ``inf`` for ``i32``, ``70000.0`` for ``f16``)
+    is an error — whichever torch itself refuses when it fills several elements. (torch's
+    one-element fill is laxer and rounds an out-of-range float to ``inf``; the rule does
+    not depend on the shape, so it keeps the general answer.)
+    """
 
     name: ClassVar[str] = "full"
     shape: tuple[ShapeDim, ...] = ()
@@ -27,8 +37,10 @@ class Full(Op):
             raise TypeError(f"full dtype must be a DType, got {self.dtype!r}")
 
     def infer(self, args: tuple[Operand, ...]) -> Type:
-        if isinstance(self.value, float) and not self.dtype.is_floating and self.value != int(self.value):
-            raise TypeRuleError(f"full value {self.value} does not fit dtype {self.dtype}")
+        try:  # (C1): torch's own scalar conversion decides (two elements: its general fill path)
+            torch.full((2,), self.value, dtype=self.dtype.torch, device="cpu")
+        except (RuntimeError, OverflowError) as exc:
+            raise TypeRuleError(f"full (C1): value {self.value!r} does not fit dtype {self.dtype}: {exc}") from None
         return TensorType(self.shape, self.dtype)
 
 
@@ -48,5 +60,5 @@ class Arange(Op):
 
     def infer(self, args: tuple[Operand, ...]) -> Type:
         if self.dtype is DType.bool:
-            raise TypeRuleError("arange is not defined for bool")
+            raise TypeRuleError("arange needs an integer or floating dtype, found b1 (torch rejects it)")
         return TensorType((self.extent,), self.dtype)

@@ -8,10 +8,49 @@ operand's ``ShardLayout`` splits an axis, which the single-participant evaluator
 from dataclasses import dataclass
 from typing import ClassVar
 
-from tfexec.ir.dims import dim_expr
+from tfexec.ir.dims import ShapeDim, dim_expr, shape_product
 from tfexec.ir.ops.base import Op, Operand, TypeRuleError
-from tfexec.ir.ops.promotion import tensor_args
+from tfexec.ir.ops.promotion import TensorTypeShape, tensor_args
 from tfexec.ir.types import Layout, ShardLayout, TensorType, Type
+
+
+def local_shape(op: Op, x: TensorType, layout: ShardLayout) -> tuple[ShapeDim, ...]:
+    """The shape of one participant's shard of ``x`` under ``layout``.
+
+    (C1) every ``Split(axis)`` names an axis of ``x``; (C2) a static split axis divides
+    evenly by the mesh axis size.
+    """
+    shape = list(x.shape)
+    for mesh_axis, split in layout.splits:
+        if not -x.rank <= split.tensor_axis < x.rank:
+            raise TypeRuleError(
+                f"{op.name} (C1): Split({split.tensor_axis}) names no axis of {x} (valid: {-x.rank}..{x.rank - 1})"
+            )
+        axis = split.tensor_axis % x.rank
+        parts = layout.mesh.shape[mesh_axis]
+        if isinstance(shape[axis], int) and shape[axis] % parts:
+            raise TypeRuleError(
+                f"{op.name} (C2): axis {axis} of {x} (size {shape[axis]}) does not split into {parts} equal parts"
+            )
+        shape[axis] = dim_expr("floordiv", shape[axis], parts)
+    return tuple(shape)
+
+
+def check_layout_count(op: Op, logical: tuple[ShapeDim, ...], layout: Layout, x: TensorType) -> None:
+    """(C3) a ``Layout`` holds as many elements as the logical shape it organises. As for
+    ``reshape``, only counts that provably differ are refused: both static, or the same
+    product of DimVars with different constant factors."""
+    want, have = shape_product(logical), shape_product(layout.shape)
+    if want is not None and have is not None and want[1] == have[1] and want[0] != have[0]:
+        raise TypeRuleError(
+            f"{op.name} (C3): {layout} must hold the {_count(want)} elements of shape {TensorTypeShape(logical)} "
+            f"of {x}, found {_count(have)}"
+        )
+
+
+def _count(factors: tuple[int, tuple[str, ...]]) -> str:
+    const, names = factors
+    return "*".join(([str(const)] if const != 1 or not names else []) + list(names))
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +68,14 @@ class Reshard(Op):
 
     def infer(self, args: tuple[Operand, ...]) -> Type:
         (x,) = tensor_args(self.name, args)
-        return x.with_layout(self.layout)
+        layout = self.layout
+        if isinstance(layout, Layout):
+            check_layout_count(self, x.shape, layout, x)
+        elif isinstance(layout, ShardLayout):
+            local = local_shape(self, x, layout)
+            if layout.layout is not None:
+                check_layout_count(self, local, layout.layout, x)
+        return x.with_layout(layout)
 
     def value_layout(self, operands: "tuple[Layout | ShardLayout | None, ...]") -> "Layout | ShardLayout | None":
         return self.layout
@@ -48,16 +94,7 @@ class Local(Op):
         layout = x.layout
         if not isinstance(layout, ShardLayout):
             return x
-        shape = list(x.shape)
-        for mesh_axis, split in layout.splits:
-            if not -x.rank <= split.tensor_axis < x.rank:
-                raise TypeRuleError(f"local: Split({split.tensor_axis}) names no axis of {x}")
-            axis = split.tensor_axis % x.rank
-            parts = layout.mesh.shape[mesh_axis]
-            if isinstance(shape[axis], int) and shape[axis] % parts:
-                raise TypeRuleError(f"local: axis {axis} of {x} (size {shape[axis]}) does not split into {parts} parts")
-            shape[axis] = dim_expr("floordiv", shape[axis], parts)
-        return TensorType(tuple(shape), x.dtype, layout.layout)
+        return TensorType(local_shape(self, x, layout), x.dtype, layout.layout)
 
     def value_layout(self, operands: "tuple[Layout | ShardLayout | None, ...]") -> "Layout | ShardLayout | None":
         layout = operands[0] if operands else None

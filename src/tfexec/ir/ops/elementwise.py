@@ -3,8 +3,13 @@
 Dtype rules are torch's (CPU kernels): arithmetic promotes as ``torch.result_type``;
 ``div`` is true division (integers give the default float); comparisons and logical ops
 give ``bool``; the float unary ops give the default float for integer input; ``silu`` and
-``gelu`` accept floating input only; ``neg``, ``abs``, ``relu``, ``sub`` and ``pow``
-reject ``bool`` as torch does.
+``gelu`` accept floating input only; ``neg``, ``abs`` and ``relu`` reject ``bool``; ``sub``
+rejects a ``bool`` operand on either side (a Python ``True`` included), as torch does.
+
+Kept differences from torch (the rule is stricter, never looser): ``pow`` with a ``bool``
+result is refused, though torch's scalar fast paths accept ``bool ** True`` and
+``bool ** False``; ``where`` needs a ``bool`` condition, where torch still accepts a
+deprecated ``uint8`` one.
 """
 
 from dataclasses import dataclass
@@ -15,7 +20,12 @@ from tfexec.ir.ops.base import Op, Operand, TypeRuleError
 from tfexec.ir.ops.promotion import broadcast_shapes, default_float, promote, tensor_args
 from tfexec.ir.types import TensorType, Type
 
-BinaryKind = Literal["arith", "no_bool", "div", "compare", "logical"]
+BinaryKind = Literal["arith", "no_bool_operand", "no_bool_result", "div", "compare", "logical"]
+
+
+def _shown(arg: Operand) -> str:
+    """An operand's type as an error shows it (a weak Python scalar says so)."""
+    return f"Python scalar {arg.type}" if arg.weak else str(arg.type)
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,8 +42,12 @@ class BinaryOp(Op):
         if self.kind in ("compare", "logical"):
             return TensorType(shape, DType.bool)
         dtype = promote((a, args[0].weak), (b, args[1].weak))
-        if self.kind == "no_bool" and dtype is DType.bool:
-            raise TypeRuleError(f"{self.name} is not defined for bool operands (torch rejects it); cast first")
+        bool_operand = self.kind == "no_bool_operand" and DType.bool in (a.dtype, b.dtype)
+        if bool_operand or (self.kind == "no_bool_result" and dtype is DType.bool):
+            raise TypeRuleError(
+                f"{self.name} is not defined for bool operands (torch rejects it), found {_shown(args[0])} and "
+                f"{_shown(args[1])}; cast to an integer or floating dtype first"
+            )
         if self.kind == "div" and not dtype.is_floating:
             dtype = default_float()
         return TensorType(shape, dtype)
@@ -48,10 +62,10 @@ class Add(BinaryOp):
 
 @dataclass(frozen=True, slots=True)
 class Sub(BinaryOp):
-    """``torch.sub``: elementwise difference; not defined for two bools."""
+    """``torch.sub``: elementwise difference; not defined when either operand is bool."""
 
     name: ClassVar[str] = "sub"
-    kind: ClassVar[BinaryKind] = "no_bool"
+    kind: ClassVar[BinaryKind] = "no_bool_operand"
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,10 +85,11 @@ class Div(BinaryOp):
 
 @dataclass(frozen=True, slots=True)
 class Pow(BinaryOp):
-    """``torch.pow``: elementwise power; an integer to a negative integer power is an error."""
+    """``torch.pow``: elementwise power; not defined for a bool result. Integers to a
+    negative Python-integer power are an error at run time (torch's)."""
 
     name: ClassVar[str] = "pow"
-    kind: ClassVar[BinaryKind] = "no_bool"
+    kind: ClassVar[BinaryKind] = "no_bool_result"
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +185,7 @@ class UnaryOp(Op):
         (x,) = tensor_args(self.name, args)
         dtype = x.dtype
         if self.kind == "no_bool" and dtype is DType.bool:
-            raise TypeRuleError(f"{self.name} is not defined for bool (torch rejects it); cast first")
+            raise TypeRuleError(f"{self.name} is not defined for bool (torch rejects it), found {x}; cast first")
         if self.kind == "float_only" and not dtype.is_floating:
             raise TypeRuleError(f"{self.name} needs a floating operand, found {x} (cast it first)")
         if self.kind == "to_float" and not dtype.is_floating:

@@ -26,7 +26,7 @@ class MatMul(Op):
         if a.dtype != b.dtype:
             raise TypeRuleError(f"matmul operands must share a dtype, found {a} and {b} (cast one)")
         if a.dtype is DType.bool:
-            raise TypeRuleError("matmul is not defined for bool operands")
+            raise TypeRuleError(f"matmul is not defined for bool operands (torch rejects it), found {a} and {b}")
         if a.rank == 0 or b.rank == 0:
             raise TypeRuleError(f"matmul operands must have rank >= 1, found {a} and {b}")
         k_a = a.shape[-1]

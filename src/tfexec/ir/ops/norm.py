@@ -62,8 +62,14 @@ def _check_norm_attrs(name: str, axes: object, eps: object) -> None:
 
 @dataclass(frozen=True, slots=True)
 class RmsNorm(Op):
-    """``F.rms_norm(x, shape of axes, weight, eps)``; ``eps=None`` is torch's default (the
-    dtype's machine epsilon)."""
+    """``F.rms_norm(x, shape of axes, weight, eps)``; ``eps=None`` is torch's default: the
+    machine epsilon of the dtype torch computes in (``x``'s own for f32/f64, f32's for
+    f16/bf16 inputs).
+
+    Kept stricter than torch: ``weight`` must have ``x``'s dtype (torch accepts mixed
+    dtypes, with a warning for ``rms_norm``, and mixed-precision weights for
+    ``layer_norm``); cast the weight first.
+    """
 
     name: ClassVar[str] = "rms_norm"
     min_args: ClassVar[int] = 1
@@ -80,7 +86,8 @@ class RmsNorm(Op):
 
 @dataclass(frozen=True, slots=True)
 class LayerNorm(Op):
-    """``F.layer_norm(x, shape of axes, weight, bias, eps)`` with biased variance."""
+    """``F.layer_norm(x, shape of axes, weight, bias, eps)`` with biased variance; ``weight``
+    and ``bias`` have ``x``'s dtype (see ``RmsNorm``)."""
 
     name: ClassVar[str] = "layer_norm"
     min_args: ClassVar[int] = 1

@@ -67,7 +67,10 @@ class Reduce(Op):
         if self.kind in ("max", "min"):
             for a in axes:
                 if x.shape[a] == 0:
-                    raise TypeRuleError(f"reduce {self.kind} over axis {a} of length 0 has no value")
+                    raise TypeRuleError(
+                        f"reduce {self.kind} over axis {a} of {x} has no value: the axis has length 0"
+                        " (expected a non-empty axis)"
+                    )
         shape = tuple((1 if i in axes else d) for i, d in enumerate(x.shape) if self.keepdims or i not in axes)
         return TensorType(shape, dtype)
 
@@ -91,9 +94,9 @@ class ArgMax(Op):
     def infer(self, args: tuple[Operand, ...]) -> Type:
         (x,) = tensor_args(self.name, args)
         if x.dtype is DType.bool:
-            raise TypeRuleError("argmax is not defined for bool (cast first)")
+            raise TypeRuleError(f"argmax is not defined for bool (torch rejects it), found {x}; cast first")
         axis = normalize_axis(self, self.axis, x.rank)
         if x.shape[axis] == 0:
-            raise TypeRuleError(f"argmax over axis {axis} of length 0 has no value")
+            raise TypeRuleError(f"argmax over axis {axis} of {x} has no value: the axis has length 0 (expected a non-empty axis)")
         shape = tuple((1 if i == axis else d) for i, d in enumerate(x.shape) if self.keepdims or i != axis)
         return TensorType(shape, DType.int64)

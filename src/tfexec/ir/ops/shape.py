@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from tfexec.ir.dims import ShapeDim, dim_expr, is_shape_dim, shape_product
-from tfexec.ir.dtypes import DType
 from tfexec.ir.ops.base import Op, Operand, TypeRuleError, normalize_axis
 from tfexec.ir.ops.promotion import TensorTypeShape, promote, tensor_args
 from tfexec.ir.types import TensorType, TupleType, Type
@@ -22,7 +21,13 @@ def _check_dims(owner: str, field: str, dims: object) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Reshape(Op):
-    """A logical reshape to ``shape`` (same element count, row-major order)."""
+    """A logical reshape to ``shape`` (same element count, row-major order).
+
+    (C1) the element counts must be able to agree. Counts that provably differ are a type
+    error: two static counts, or one product of the same DimVars with different constant
+    factors (``B*2`` against ``B*3``; they could only agree for ``B == 0``). Counts over
+    different DimVars (``B`` against ``6``) are checked at run time, an ``EvalError``.
+    """
 
     name: ClassVar[str] = "reshape"
     min_args: ClassVar[int] = 1
@@ -35,7 +40,7 @@ class Reshape(Op):
     def infer(self, args: tuple[Operand, ...]) -> Type:
         (x,) = tensor_args(self.name, args)
         before, after = shape_product(x.shape), shape_product(self.shape)
-        if before is not None and after is not None and before != after:
+        if before is not None and after is not None and before[1] == after[1] and before[0] != after[0]:
             raise TypeRuleError(
                 f"reshape cannot change the element count: {x} has {_count(before)} elements, "
                 f"shape {TensorTypeShape(self.shape)} has {_count(after)}"
@@ -132,6 +137,8 @@ class Slice(Op):
     (C1) ``len(starts) == len(sizes) == len(strides) == rank(x)``.
     (C2) at run time every start is ≥ 0 and the window fits the axis:
     ``start + (size - 1) * stride < dim`` for ``size > 0``; otherwise ``EvalError``.
+    (C3) where size, stride and axis length are static, a window that cannot fit the axis
+    even at start 0 (``(size - 1) * stride >= dim``) is a type error.
     """
 
     name: ClassVar[str] = "slice"
@@ -162,6 +169,15 @@ class Slice(Op):
         for i, s in enumerate(starts.fields):
             if not isinstance(s, TensorType) or s.rank != 0 or not (s.dtype.is_integral):
                 raise TypeRuleError(f"slice start {i} must be a rank-0 integer, found {s}")
+        strides = self.strides if self.strides is not None else (1,) * x.rank
+        for axis, (dim, size, stride) in enumerate(zip(x.shape, self.sizes, strides)):
+            if isinstance(dim, int) and isinstance(size, int) and isinstance(stride, int) and size > 0:
+                span = (size - 1) * stride + 1
+                if span > dim:
+                    raise TypeRuleError(
+                        f"slice (C3): a window of {size} with stride {stride} spans {span} elements, "
+                        f"axis {axis} of {x} has only {dim}"
+                    )
         return TensorType(self.sizes, x.dtype)
 
 
@@ -182,7 +198,7 @@ class Take(Op):
 
     def infer(self, args: tuple[Operand, ...]) -> Type:
         x, idx = tensor_args(self.name, args)
-        if not idx.dtype.is_integral or idx.dtype is DType.bool:
+        if not idx.dtype.is_integral:
             raise TypeRuleError(f"take indices must be integers, found {idx}")
         axis = normalize_axis(self, self.axis, x.rank)
         return TensorType(x.shape[:axis] + idx.shape + x.shape[axis + 1 :], x.dtype)
