@@ -1,0 +1,42 @@
+attn_norm_weight: f32[64] = const('attn_norm.weight')
+attn_wq: f32[64, 64] = const('attn.wq')
+attn_wk: f32[64, 64] = const('attn.wk')
+attn_wv: f32[64, 64] = const('attn.wv')
+attn_wo: f32[64, 64] = const('attn.wo')
+mlp_norm_weight: f32[64] = const('mlp_norm.weight')
+mlp_w_gate: f32[64, 172] = const('mlp.w_gate')
+mlp_w_up: f32[64, 172] = const('mlp.w_up')
+mlp_w_down: f32[172, 64] = const('mlp.w_down')
+rope_inv_freq: f32[8] = const('rope.inv_freq')
+
+def heads(t: f32[S, 64]) -> f32[4, S, 16]:
+    split = reshape(t, shape=(S, 4, 16))
+    return transpose(split, perm=(1, 0, 2))
+
+def rope(t: f32[4, S, 16], cos_t: f32[S, 16], sin_t: f32[S, 16]) -> f32[4, S, 16]:
+    second = slice(t, (0, 0, 8), sizes=(4, S, 8))
+    first = slice(t, (0, 0, 0), sizes=(4, S, 8))
+    rotated = concat(neg(second), first, axis=-1)
+    return add(mul(t, cos_t), mul(rotated, sin_t))
+
+@entry
+def block(x: f32[S, 64]) -> f32[S, 64]:
+    cols = reshape(arange(extent=S), shape=(1, S))
+    rows = reshape(arange(extent=S), shape=(S, 1))
+    xn = rms_norm(x, attn_norm_weight, eps=1e-06)
+    pos = reshape(cast(arange(extent=S), dtype=f32), shape=(S, 1))
+    angles = mul(pos, reshape(rope_inv_freq, shape=(1, 8)))
+    cos_t = concat(cos(angles), cos(angles), axis=-1)
+    sin_t = concat(sin(angles), sin(angles), axis=-1)
+    q = rope(heads(matmul(xn, attn_wq)), cos_t, sin_t)
+    k = rope(heads(matmul(xn, attn_wk)), cos_t, sin_t)
+    scores = mul(matmul(q, transpose(k, perm=(0, 2, 1))), 0.25)
+    masked = where(le(cols, rows), scores, float("-inf"))
+    probs = softmax(masked)
+    v = heads(matmul(xn, attn_wv))
+    attn = reshape(transpose(matmul(probs, v), perm=(1, 0, 2)), shape=(S, 64))
+    h = add(x, matmul(attn, attn_wo))
+    hn = rms_norm(h, mlp_norm_weight, eps=1e-06)
+    gate = silu(matmul(hn, mlp_w_gate))
+    up = matmul(hn, mlp_w_up)
+    return add(h, matmul(mul(gate, up), mlp_w_down))
