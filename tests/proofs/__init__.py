@@ -1,0 +1,1 @@
+"""Tests backing proofs_notes/: one or more per lemma of the lowering's equivalence theorem."""

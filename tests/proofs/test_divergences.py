@@ -1,0 +1,231 @@
+"""Where the routes differ today (proofs_notes/divergences.md): each test states what the
+equivalence theorem claims for one minimal program and is a strict xfail, naming the
+reason. When the code is fixed the test passes, strict xfail turns that into a failure,
+and the marker (and the entry in divergences.md) must go."""
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import jaxtyping
+import pytest
+import torch
+
+import tfexec
+from tfexec import (
+    Constant,
+    DimVar,
+    EvalError,
+    EvaluateContext,
+    Function,
+    GridRegionExpr,
+    Op,
+    TensorValue,
+    Tuple,
+    TupleGetItem,
+    Value,
+    Var,
+    f32,
+    f64,
+    i64,
+    ops,
+    register_eval,
+)
+from tfexec.evaluator.registry import Kernel, value_rule
+from tfexec.ir.ops.base import Operand
+from tfexec.ir.types import TensorType, Type
+
+from proofs.programs import assert_routes_agree, assert_same
+
+B, N = DimVar("B"), DimVar("N")
+
+
+@pytest.mark.xfail(
+    strict=True, raises=AssertionError,
+    reason="visitor._plain strips a weak scalar only at the top of a no-carry loop's value; refs.plain strips it "
+    "inside tuples too, so a later op sees a Python scalar on one route and a float32 tensor on the other",
+)
+def test_no_carry_loop_tuple_result_is_plain_on_both_routes() -> None:
+    x, k = Var("x", f64[4]), Var("k", i64[()])
+    loop = GridRegionExpr(2, k, (), (), Tuple((k, Constant(0.1, f32[()], weak=True))), ())
+    fn = Function("f", (x,), ops.add(x, TupleGetItem(loop, 1)))
+    assert_routes_agree(fn, torch.zeros(4, dtype=torch.float64))
+
+
+@dataclass(frozen=True, slots=True)
+class ProofScale(Op):
+    """Scales its first operand by its second (a plain ``register_eval`` handler)."""
+
+    name: ClassVar[str] = "proof_scale"
+    min_args: ClassVar[int] = 2
+    max_args: ClassVar[int | None] = 2
+
+    def infer(self, args: tuple[Operand, ...]) -> Type:
+        return args[0].type
+
+
+@register_eval(ProofScale)
+def _scale(ctx: EvaluateContext) -> Value:
+    x, s = ctx.args
+    assert isinstance(x, TensorValue) and isinstance(s, TensorValue)
+    return TensorValue(x.data * (s.scalar if s.scalar is not None else s.data), x.type)
+
+
+@pytest.mark.xfail(
+    strict=True, raises=EvalError,
+    reason="lower._lower_op_call leaves weak-scalar slots out of a plain handler call's reads, but as_value reads "
+    "them: run frees the constant after its last declared reader and the handler finds None",
+)
+def test_run_keeps_a_weak_constant_a_plain_handler_still_reads() -> None:
+    p = Var("p", f32[()])
+    g = Function("g", (p,), ops.mul(p, 3.0))
+    x = Var("x", f32[4])
+    two = Constant(2.0, f32[()], weak=True)
+    fn = Function("f", (x,), Tuple((ops.call(g, two), ops.apply(ProofScale(), x, two))))
+    assert tfexec.check_equivalence(fn, torch.ones(4)).ok  # denote_all keeps every slot, so it agrees ...
+    assert_same(tfexec.evaluate(fn, torch.ones(4)), tfexec.lower(fn).run(torch.ones(4)))  # ... run does not
+
+
+@pytest.mark.xfail(
+    strict=True, raises=jaxtyping.AnnotationError,
+    reason="ForwardGraph._check_inputs checks parameters in order, so jaxtyping meets B*2 before any parameter binds "
+    "B and raises a raw AnnotationError (not a TfexecError) under the default 'boundary' mode",
+)
+def test_boundary_check_accepts_a_dim_expr_parameter_before_its_binding_parameter() -> None:
+    x, y = Var("x", f32[B * 2]), Var("y", f32[B])
+    fn = Function("f", (x, y), ops.add(ops.slice(x, (0,), sizes=(B,)), y))
+    assert_routes_agree(fn, torch.ones(6), torch.ones(3))
+
+
+@pytest.mark.xfail(
+    strict=True, raises=EvalError,
+    reason="under check='full' an inlined callee's dims are bound by the first checked node of its scope (the "
+    "boundary node has no annotation); a first node typed N + N meets an unbound N",
+)
+def test_full_check_accepts_a_callee_whose_first_node_has_a_dim_expr_type() -> None:
+    y = Var("y", f32[N])
+    g = Function("g", (y,), ops.concat(y, y))
+    p = Var("p", f32[4])
+    fn = Function("h", (p,), ops.call(g, p))
+    assert_same(tfexec.evaluate(fn, torch.ones(4)), tfexec.lower(fn).run(torch.ones(4), check="full"))
+
+
+@dataclass(frozen=True, slots=True)
+class ProofLying(Op):
+    """Declares its operand's type but its value rule appends one element (a rule bug)."""
+
+    name: ClassVar[str] = "proof_lying"
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = 1
+
+    def infer(self, args: tuple[Operand, ...]) -> Type:
+        return args[0].type
+
+
+@value_rule(ProofLying)
+def _lying(op: ProofLying, layouts: object) -> Kernel:
+    return Kernel(lambda x: torch.cat([x, x[:1]]))
+
+
+@pytest.mark.xfail(
+    strict=True, raises=pytest.fail.Exception,
+    reason="check='full' checks the nodes of the graph's own list only: loop bodies run through Body.run/Body.eval "
+    "without their annotations",
+)
+def test_full_check_reaches_loop_body_nodes() -> None:
+    x, k = Var("x", f32[3]), Var("k", i64[()])
+    lie = ops.reduce(ops.apply(ProofLying(), ops.add(x, ops.cast(k, dtype=f32))), kind="sum")
+    fn = Function("f", (x,), GridRegionExpr(2, k, (), (), lie, ()))
+    with pytest.raises(EvalError, match="runtime type check failed"):
+        tfexec.lower(fn).run(torch.ones(3), check="full")
+
+
+@dataclass(frozen=True, slots=True)
+class ProofComplex(Op):
+    """A user op whose value rule returns a dtype the IR does not name."""
+
+    name: ClassVar[str] = "proof_complex"
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = 1
+
+    def infer(self, args: tuple[Operand, ...]) -> Type:
+        return args[0].type
+
+
+@value_rule(ProofComplex)
+def _complex(op: ProofComplex, layouts: object) -> Kernel:
+    return Kernel(lambda x: x.to(torch.complex64), tensor_fn=lambda x: x.to(torch.complex64))
+
+
+@pytest.mark.xfail(
+    strict=True, raises=AssertionError,
+    reason="the visitor's handler types each result with DType.from_torch and fails on complex64; the lowered "
+    "closure stores the tensor as is, so only the visitor refuses",
+)
+def test_value_rule_result_outside_the_ir_is_refused_alike() -> None:
+    x = Var("x", f32[4])
+    fn = Function("f", (x,), ops.abs(ops.apply(ProofComplex(), x)))
+    assert tfexec.check_equivalence(fn, torch.ones(4)).ok
+
+
+@dataclass(frozen=True, slots=True)
+class ProofScaleBy(Op):
+    """A user op with an unhashable (list) attribute."""
+
+    name: ClassVar[str] = "proof_scale_by"
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = 1
+    factors: list[float] | None = None
+
+    def infer(self, args: tuple[Operand, ...]) -> Type:
+        return args[0].type
+
+
+@value_rule(ProofScaleBy)
+def _scale_by(op: ProofScaleBy, layouts: object) -> Kernel:
+    factor = float(sum(op.factors or []))
+    return Kernel(lambda x: x * factor, tensor_fn=lambda x: x * factor)
+
+
+@pytest.mark.xfail(
+    strict=True, raises=AssertionError,
+    reason="the visitor's value-rule handler caches kernels under (op, layouts) and hashing the op fails; the "
+    "lowering specialises once per call site without hashing",
+)
+def test_value_rule_of_an_op_with_an_unhashable_attribute_runs_alike() -> None:
+    x = Var("x", f32[2])
+    fn = Function("f", (x,), ops.apply(ProofScaleBy(factors=[1.0, 2.0]), x))
+    assert tfexec.check_equivalence(fn, torch.ones(2)).ok
+
+
+@dataclass(frozen=True, slots=True)
+class ProofZerosOfType(Op):
+    """A user op whose kernel reads ``ctx.result_type``."""
+
+    name: ClassVar[str] = "proof_zeros_of_type"
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = 1
+
+    def infer(self, args: tuple[Operand, ...]) -> Type:
+        return args[0].type
+
+
+@value_rule(ProofZerosOfType)
+def _zeros_of_type(op: ProofZerosOfType, layouts: object) -> Kernel:
+    def run(ctx: EvaluateContext, x: torch.Tensor) -> torch.Tensor:
+        t = ctx.result_type
+        assert isinstance(t, TensorType), f"result_type is {t!r}"
+        return torch.zeros_like(x)
+
+    return Kernel(run, needs_ctx=True)
+
+
+@pytest.mark.xfail(
+    strict=True, raises=AssertionError,
+    reason="a needs_ctx kernel gets ctx.for_op(op, args, checked_type) from the visitor but the run's context "
+    "(op=None, args=(), result_type=None) from the lowering",
+)
+def test_needs_ctx_kernel_sees_the_dispatch_context_on_both_routes() -> None:
+    x = Var("x", f32[2])
+    fn = Function("f", (x,), ops.apply(ProofZerosOfType(), x))
+    tfexec.infer_types(fn)
+    assert tfexec.check_equivalence(fn, torch.ones(2)).ok
