@@ -1,6 +1,7 @@
 """Where the routes differ today (proofs_notes/divergences.md): each test states what the
-equivalence theorem claims for one minimal program and is a strict xfail, naming the
-reason. When the code is fixed the test passes, strict xfail turns that into a failure,
+equivalence theorem claims for one minimal program. An open divergence is a strict xfail
+naming the reason; a fixed one is an ordinary test that keeps it fixed. When the code is
+fixed an xfail passes, strict xfail turns that into a failure,
 and the marker (and the entry in divergences.md) must go."""
 
 from dataclasses import dataclass
@@ -39,11 +40,6 @@ from proofs.programs import assert_routes_agree, assert_same
 B, N = DimVar("B"), DimVar("N")
 
 
-@pytest.mark.xfail(
-    strict=True, raises=AssertionError,
-    reason="visitor._plain strips a weak scalar only at the top of a no-carry loop's value; refs.plain strips it "
-    "inside tuples too, so a later op sees a Python scalar on one route and a float32 tensor on the other",
-)
 def test_no_carry_loop_tuple_result_is_plain_on_both_routes() -> None:
     x, k = Var("x", f64[4]), Var("k", i64[()])
     loop = GridRegionExpr(2, k, (), (), Tuple((k, Constant(0.1, f32[()], weak=True))), ())
@@ -70,11 +66,6 @@ def _scale(ctx: EvaluateContext) -> Value:
     return TensorValue(x.data * (s.scalar if s.scalar is not None else s.data), x.type)
 
 
-@pytest.mark.xfail(
-    strict=True, raises=EvalError,
-    reason="lower._lower_op_call leaves weak-scalar slots out of a plain handler call's reads, but as_value reads "
-    "them: run frees the constant after its last declared reader and the handler finds None",
-)
 def test_run_keeps_a_weak_constant_a_plain_handler_still_reads() -> None:
     p = Var("p", f32[()])
     g = Function("g", (p,), ops.mul(p, 3.0))
@@ -85,22 +76,12 @@ def test_run_keeps_a_weak_constant_a_plain_handler_still_reads() -> None:
     assert_same(tfexec.evaluate(fn, torch.ones(4)), tfexec.lower(fn).run(torch.ones(4)))  # ... run does not
 
 
-@pytest.mark.xfail(
-    strict=True, raises=jaxtyping.AnnotationError,
-    reason="ForwardGraph._check_inputs checks parameters in order, so jaxtyping meets B*2 before any parameter binds "
-    "B and raises a raw AnnotationError (not a TfexecError) under the default 'boundary' mode",
-)
 def test_boundary_check_accepts_a_dim_expr_parameter_before_its_binding_parameter() -> None:
     x, y = Var("x", f32[B * 2]), Var("y", f32[B])
     fn = Function("f", (x, y), ops.add(ops.slice(x, (0,), sizes=(B,)), y))
     assert_routes_agree(fn, torch.ones(6), torch.ones(3))
 
 
-@pytest.mark.xfail(
-    strict=True, raises=EvalError,
-    reason="under check='full' an inlined callee's dims are bound by the first checked node of its scope (the "
-    "boundary node has no annotation); a first node typed N + N meets an unbound N",
-)
 def test_full_check_accepts_a_callee_whose_first_node_has_a_dim_expr_type() -> None:
     y = Var("y", f32[N])
     g = Function("g", (y,), ops.concat(y, y))
@@ -126,11 +107,6 @@ def _lying(op: ProofLying, layouts: object) -> Kernel:
     return Kernel(lambda x: torch.cat([x, x[:1]]))
 
 
-@pytest.mark.xfail(
-    strict=True, raises=pytest.fail.Exception,
-    reason="check='full' checks the nodes of the graph's own list only: loop bodies run through Body.run/Body.eval "
-    "without their annotations",
-)
 def test_full_check_reaches_loop_body_nodes() -> None:
     x, k = Var("x", f32[3]), Var("k", i64[()])
     lie = ops.reduce(ops.apply(ProofLying(), ops.add(x, ops.cast(k, dtype=f32))), kind="sum")
@@ -186,11 +162,6 @@ def _scale_by(op: ProofScaleBy, layouts: object) -> Kernel:
     return Kernel(lambda x: x * factor, tensor_fn=lambda x: x * factor)
 
 
-@pytest.mark.xfail(
-    strict=True, raises=AssertionError,
-    reason="the visitor's value-rule handler caches kernels under (op, layouts) and hashing the op fails; the "
-    "lowering specialises once per call site without hashing",
-)
 def test_value_rule_of_an_op_with_an_unhashable_attribute_runs_alike() -> None:
     x = Var("x", f32[2])
     fn = Function("f", (x,), ops.apply(ProofScaleBy(factors=[1.0, 2.0]), x))

@@ -33,7 +33,10 @@ class Kernel:
     """One op's value rule with its static attributes bound.
 
     ``fn(*args)`` — or ``fn(ctx, *args)`` when ``needs_ctx`` — maps operands (tensors, weak
-    Python scalars, or tuples of them for ``Tuple`` operands) to the result tensor.
+    Python scalars, or tuples of them for ``Tuple`` operands) to the result tensor, whose
+    dtype must be one the IR names. A kernel may read only ``ctx.device``,
+    ``ctx.dim_bindings`` and ``ctx.loaded_module``: the lowering passes the run's context,
+    not a per-call one.
     ``tensor_fn``, when set, is what ``fn`` computes when every operand is a tensor,
     callable without the context: the lowering uses it when no operand is a weak scalar.
     """
@@ -82,7 +85,10 @@ def _handler_for(specialise: Callable[[OpT, Layouts], Kernel]) -> Handler:
         values = ctx.args
         layouts = tuple([layout_of(a) for a in values])
         key = (op, layouts)
-        entry = kernels.get(key)
+        try:
+            entry = kernels.get(key)
+        except TypeError:  # an op with an unhashable attribute: specialise without caching
+            entry = (specialise(op, layouts), op.value_layout(layouts))  # type: ignore[arg-type]
         if entry is None:
             entry = kernels[key] = (specialise(op, layouts), op.value_layout(layouts))  # type: ignore[arg-type]
         kernel, layout = entry

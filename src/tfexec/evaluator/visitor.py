@@ -196,10 +196,11 @@ class EvaluatorVisitor(ExprVisitor[Value]):
 
 
 def _plain(value: Value) -> Value:
-    """A loop result is an ordinary value: never a weak scalar."""
-    if isinstance(value, TensorValue) and value.scalar is not None:
-        return TensorValue(value.data, value.type)
-    return value
+    """A loop result is an ordinary value: never a weak scalar, at any depth of a tuple."""
+    if isinstance(value, TensorValue):
+        return TensorValue(value.data, value.type) if value.scalar is not None else value
+    assert isinstance(value, TupleValue)
+    return TupleValue(tuple(_plain(v) for v in value.elements))
 
 
 def dispatch(call: Call, op: Op, args: tuple[Value, ...], ctx: EvaluateContext) -> Value:

@@ -69,11 +69,12 @@ class DimNames:
 class Annotation:
     """A type to check a lowered value against: a jaxtyping annotation per tensor leaf."""
 
-    __slots__ = ("type", "leaves")
+    __slots__ = ("type", "leaves", "has_dim_exprs")
 
     def __init__(self, t: Type, names: DimNames, scope: int) -> None:
         self.type = t
         self.leaves: list[Any] = []
+        self.has_dim_exprs = False
         self._collect(t, names, scope)
 
     def _collect(self, t: Type, names: DimNames, scope: int) -> None:
@@ -81,16 +82,20 @@ class Annotation:
             for f in t.fields:
                 self._collect(f, names, scope)
             return
+        self.has_dim_exprs = self.has_dim_exprs or any(isinstance(d, DimExpr) for d in t.shape)
         dims = " ".join(names.dim(d, scope) for d in t.shape)
         self.leaves.append(_DTYPE_CLASS[t.dtype][torch.Tensor, dims])
 
     def check(self, value: object, source: Expr | None, what: str) -> None:
         """Raise ``EvalError`` when ``value`` does not have this type."""
         flat = _flatten(value)
-        if len(flat) == len(self.leaves) and all(isinstance(v, a) for v, a in zip(flat, self.leaves)):
-            return
-        found = ", ".join(_describe(v) for v in flat)
         prefix = f"{describe_expr(source)}: " if source is not None else ""
+        try:
+            if len(flat) == len(self.leaves) and all(isinstance(v, a) for v, a in zip(flat, self.leaves)):
+                return
+        except jaxtyping.AnnotationError as exc:
+            raise TypeCheckError(f"{prefix}runtime type check of {what} could not run: {exc}") from exc
+        found = ", ".join(_describe(v) for v in flat)
         raise TypeCheckError(
             f"{prefix}runtime type check failed for {what}: declared {self.type}, found {found} "
             "(dims must agree with their bindings across the run)"

@@ -36,19 +36,21 @@ class RunContext(EvaluateContext):
 
     trace: dict[str, object] | None = None
     trace_prefix: str = ""
+    full_check: bool = False
+    """Whether every node is checked against its declared type (mode ``"full"``)."""
 
     def scoped(self, dim_bindings: dict[str, int]) -> "RunContext":
         """The context of an inlined callee: fresh dim bindings, same run."""
         return RunContext(
             loaded_module=self.loaded_module, device=self.device, dim_bindings=dim_bindings,
-            trace=self.trace, trace_prefix=self.trace_prefix,
+            trace=self.trace, trace_prefix=self.trace_prefix, full_check=self.full_check,
         )
 
     def iteration(self, prefix: str, trace: dict[str, object]) -> "RunContext":
         """The context of one loop iteration: its key prefix and the table nested loops record into."""
         return RunContext(
             loaded_module=self.loaded_module, device=self.device, dim_bindings=self.dim_bindings,
-            trace=trace, trace_prefix=prefix,
+            trace=trace, trace_prefix=prefix, full_check=self.full_check,
         )
 
 
@@ -174,9 +176,11 @@ class ForwardGraph:
     def n_inputs(self) -> int:
         return self.body.data.n_inputs
 
-    def _start(self, inputs: tuple[object, ...], trace: dict[str, object] | None) -> tuple[list[object], RunContext]:
+    def _start(
+        self, inputs: tuple[object, ...], trace: dict[str, object] | None, full: bool = False
+    ) -> tuple[list[object], RunContext]:
         values, device, dims = bind_inputs(self.function, inputs)
-        ctx = RunContext(loaded_module=self.loaded, device=device, dim_bindings=dims, trace=trace)
+        ctx = RunContext(loaded_module=self.loaded, device=device, dim_bindings=dims, trace=trace, full_check=full)
         slots: list[object] = []
         for v in values:
             slots.extend(_leaf_tensors(v))
@@ -185,14 +189,16 @@ class ForwardGraph:
     def _check_inputs(self, slots: list[object], mode: CheckMode) -> None:
         if mode == "off":
             return
-        for param, ref, ann in zip(self.function.params, self.input_refs, self.input_annotations):
+        checks = list(zip(self.function.params, self.input_refs, self.input_annotations))
+        # Plain dims first: after bind_inputs every name a DimExpr uses is bound by a plain axis.
+        for param, ref, ann in sorted(checks, key=lambda c: c[2].has_dim_exprs):
             ann.check(read(ref, slots), param, f"input {param.name}")
 
     def eval(self, *inputs: object, check: CheckMode | None = None) -> list[object]:
         """The whole context: the bound inputs (tensor leaves), then every node value in order."""
         mode = check or self.check
         with check_context():
-            slots, ctx = self._start(inputs, None)
+            slots, ctx = self._start(inputs, None, mode == "full")
             self._check_inputs(slots, mode)
             values = self.body.eval(slots, ctx, check=mode == "full")
             self._check_output(read(self.body.outputs, values), mode)
@@ -219,7 +225,7 @@ class ForwardGraph:
         mode = check or self.check
         trace: dict[str, object] | None = {} if loops == "expand" else None
         with check_context():
-            slots, ctx = self._start(inputs, trace)
+            slots, ctx = self._start(inputs, trace, mode == "full")
             self._check_inputs(slots, mode)
             values = self.body.eval(slots, ctx, check=mode == "full")
             self._check_output(read(self.body.outputs, values), mode)

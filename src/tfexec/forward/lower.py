@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from tfexec.errors import EvalError
+from tfexec.errors import EvalError, LoweringError
 from tfexec.evaluator.context import EvaluateContext
 from tfexec.evaluator.registry import Kernel, eval_registry, lookup_value_rule, missing_handler_error
 from tfexec.evaluator.runtime import call_bindings, const_tensor_value, materialize_constant, trip_count, unbound_var_error
@@ -24,7 +24,7 @@ from tfexec.evaluator.value import TensorValue, TupleValue, Value
 from tfexec.evaluator.visitor import dispatch, resolve_target
 from tfexec.forward.check import Annotation, CheckMode, DimNames, is_tensor_type
 from tfexec.forward.data import ForwardData
-from tfexec.forward.graph import Body, ForwardGraph, RunContext, as_value, input_refs_for, record
+from tfexec.forward.graph import Body, ForwardGraph, RunContext, as_value, input_refs_for, read, record
 from tfexec.forward.node import ForwardNode, NodeFn
 from tfexec.forward.refs import Ref, TensorRef, TupleRef, bound_to, layouts_of, leaves, plain, rebuild
 from tfexec.infer import infer_types
@@ -49,6 +49,13 @@ def lower(target: "Function | LoadedModule", *, check: CheckMode = "boundary") -
     """
     fn, loaded = resolve_target(target)
     infer_types(fn)
+    try:
+        return _lower_function(fn, loaded, check)
+    except RecursionError as exc:
+        raise LoweringError(f"{describe_expr(fn)}: function calls or loops nest too deeply to lower") from exc
+
+
+def _lower_function(fn: Function, loaded: "LoadedModule | None", check: CheckMode) -> ForwardGraph:
     names = DimNames()
     refs, n_inputs = input_refs_for(fn)
     builder = _Builder(n_inputs, names)
@@ -74,13 +81,34 @@ def lower(target: "Function | LoadedModule", *, check: CheckMode = "boundary") -
 class _Builder:
     """One node list under construction (a graph or a loop body) and its keyed references."""
 
-    def __init__(self, n_inputs: int, names: DimNames, scopes: int = 1) -> None:
+    def __init__(self, n_inputs: int, names: DimNames, scopes: list[int] | None = None) -> None:
         self.data = ForwardData.nil(n_inputs)
         self.keyed: list[tuple[str, Ref]] = []
         self.annotations: list[Annotation | None] = []
         self.names = names
-        self.scopes = scopes
+        self._scopes = scopes if scopes is not None else [1]
         self._annotation_cache: dict[tuple[Type, int], Annotation] = {}
+
+    @property
+    def scopes(self) -> int:
+        """How many dim scopes the whole lowering has opened (shared with loop-body builders)."""
+        return self._scopes[0]
+
+    def new_scope(self) -> int:
+        """A fresh dim-scope id (an inlined call opens one)."""
+        self._scopes[0] += 1
+        return self._scopes[0] - 1
+
+    def nested(self, n_inputs: int) -> "_Builder":
+        """A builder for a loop body of this lowering (same dim names, same scope counter)."""
+        return _Builder(n_inputs, self.names, self._scopes)
+
+    def annotation(self, t: Type, scope_id: int) -> Annotation:
+        """The (cached) runtime-check annotation of ``t`` in dim scope ``scope_id``."""
+        cached = self._annotation_cache.get((t, scope_id))
+        if cached is None:
+            cached = self._annotation_cache[(t, scope_id)] = Annotation(t, self.names, scope_id)
+        return cached
 
     def emit(
         self, fn: NodeFn, reads: Sequence[int], type: Type | None, key: str | None, source: Expr | None,
@@ -98,10 +126,7 @@ class _Builder:
     def _annotation(self, t: Type | None, scope_id: int) -> Annotation | None:
         if t is None or not is_tensor_type(t):
             return None
-        cached = self._annotation_cache.get((t, scope_id))
-        if cached is None:
-            cached = self._annotation_cache[(t, scope_id)] = Annotation(t, self.names, scope_id)
-        return cached
+        return self.annotation(t, scope_id)
 
     def finish(self, outputs: Ref) -> Body:
         nodes = self.data.nodes
@@ -253,7 +278,9 @@ def _lower_op_call(call: Call, op: Op, scope: _Scope) -> Ref:
     layouts = layouts_of(refs)
     rule = lookup_value_rule(type(op))
     if rule is None:
-        return _lower_handler_call(call, op, refs, reads, scope)
+        # A plain handler receives every operand as a Value, weak constants' slots included.
+        all_reads = [r.slot for ref in refs for r in leaves(ref)]
+        return _lower_handler_call(call, op, refs, all_reads, scope)
     kernel = rule(op, layouts)
     slot = scope.emit(_op_closure(kernel, refs, scope), reads, call.checked_type, call, keyed=True, dispatch=True)
     return TensorRef(slot, op.value_layout(layouts))
@@ -313,25 +340,34 @@ def _lower_function_call(call: Call, callee: Function, scope: _Scope) -> Ref:
     arg_refs = tuple(scope.env[id(a)] for a in call.args)
     reads = [r.slot for ref in arg_refs for r in leaves(ref)]
     ctx_of = scope.ctx_reader()
+    builder = scope.builder
+    callee_scope = builder.new_scope()
+    # In "full" mode the arguments are checked against the parameters in the callee's dim
+    # scope (plain dims first), which binds the callee's names before its nodes are checked.
+    arg_checks = sorted(
+        ((p, r, builder.annotation(p.type, callee_scope)) for p, r in zip(callee.params, arg_refs)),
+        key=lambda c: c[2].has_dim_exprs,
+    )
 
     def enter(v: list[object], c: EvaluateContext) -> object:
         dims = call_bindings(call, callee, [as_value(r, v) for r in arg_refs])
         outer = ctx_of(v, c)
         if isinstance(outer, RunContext):
+            if outer.full_check:
+                for param, ref, ann in arg_checks:
+                    ann.check(read(ref, v), call, f"argument {param.name} of {callee.name}")
             return outer.scoped(dims)
         return RunContext(loaded_module=outer.loaded_module, device=outer.device, dim_bindings=dims)
 
     ctx_slot = scope.emit(enter, reads, None, call, keyed=False)
     order = post_order([callee.body])
-    builder = scope.builder
-    builder.scopes += 1
     inner = _Scope(
         builder,
         {id(p): bound_to(r, p.type) for p, r in zip(callee.params, arg_refs)},
         ctx_slot,
         f"{scope.prefix}/{scope.keys.callee_path[id(call)]}",
         function_keys(callee, order),
-        builder.scopes - 1,
+        callee_scope,
         scope.active | {id(callee)},
     )
     return _lower_scope(order, inner)
@@ -347,7 +383,7 @@ def _lower_loop(region: GridRegionExpr, scope: _Scope) -> Ref:
     # The body: inputs are the frontier leaves, the index, then the carry leaves.
     n_front = len(frontier_slots)
     n_inputs = n_front + 1 + len(init_slots)
-    body_builder = _Builder(n_inputs, scope.builder.names)
+    body_builder = scope.builder.nested(n_inputs)
     env: dict[int, Ref] = {}
     cursor = [0]
 
@@ -381,15 +417,18 @@ def _lower_loop(region: GridRegionExpr, scope: _Scope) -> Ref:
         carries = [v[s] for s in init_slots]
         last: list[object] = []
         trace = ctx.trace if isinstance(ctx, RunContext) else None
+        checked = isinstance(ctx, RunContext) and ctx.full_check
         for i in range(n):
             index = torch.tensor(i, dtype=torch.int64, device=ctx.device)
-            if trace is None:
+            if checked and trace is None:
+                values = body.eval(front + [index] + carries, ctx, check=True)
+            elif trace is None:
                 values = body.run(front + [index] + carries, ctx)
             else:
                 assert isinstance(ctx, RunContext)
                 nested: dict[str, object] = {}
                 ictx = ctx.iteration(f"{ctx.trace_prefix}{loop_key}[{i}]", nested)
-                values = body.eval(front + [index] + carries, ictx)
+                values = body.eval(front + [index] + carries, ictx, check=checked)
                 record(body.keyed, values, ictx.trace_prefix, nested, trace)
             outs = [values[r.slot] for r in out_leaves]
             if carried:
