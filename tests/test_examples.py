@@ -68,6 +68,8 @@ def test_llama_block_matches_eager_torch() -> None:
 
 
 def test_saved_llama_block_is_what_the_script_writes(tmp_path: Path) -> None:
+    # The manifest records each tensor's SHA-256, so equal manifests mean equal weights
+    # (the safetensors header's metadata order is not byte-stable across writes).
     llama_block.main([str(tmp_path / "block")])
-    for name in ("manifest.json", "module.tf.py", "weights.safetensors"):
+    for name in ("manifest.json", "module.tf.py"):
         assert (tmp_path / "block" / name).read_bytes() == (EXAMPLES / "llama_block" / name).read_bytes(), name

@@ -143,6 +143,12 @@ class TensorType:
     def with_layout(self, layout: "Layout | ShardLayout | None") -> "TensorType":
         return TensorType(self.shape, self.dtype, layout)
 
+    def __matmul__(self, layout: "Layout | ShardLayout") -> "TensorType":
+        """``f32[128, 64] @ Layout((8, 16, 64))``: the text form's spelling of a laid-out type."""
+        if not isinstance(layout, (Layout, ShardLayout)):
+            return NotImplemented
+        return self.with_layout(layout)
+
     def __str__(self) -> str:
         base = f"{self.dtype.value}[{_shape_str(self.shape)}]"
         return base if self.layout is None else f"{base} @ {self.layout}"
