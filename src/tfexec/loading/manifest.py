@@ -1,0 +1,137 @@
+"""The manifest of a saved module directory: format, entry, files, and each tensor's dtype,
+shape, SHA-256 and file."""
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+
+from tfexec.errors import ModuleLoadError
+from tfexec.ir.dtypes import DType
+from tfexec.loading.safetensors_io import _is_count, _json_object
+
+FORMAT = "tfexec-module"
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+MODULE_TEXT = "module.tf.py"
+DEFAULT_SHARD_BYTES = 2 << 30
+
+# -- the manifest -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _TensorRecord:
+    file: str
+    dtype: DType
+    shape: tuple[int, ...]
+    sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Manifest:
+    path: Path
+    text: str
+    entry: str | None
+    files: dict[str, int]
+    tensors: dict[str, _TensorRecord]
+
+
+class _Bad(Exception):
+    """A malformed manifest field (turned into a ``ModuleLoadError`` naming the manifest)."""
+
+
+def _field(obj: object, key: str, where: str) -> object:
+    if not isinstance(obj, dict):
+        raise _Bad(f"{where} must be an object, got {obj!r}")
+    if key not in obj:
+        raise _Bad(f"{where} has no {key!r}")
+    return obj[key]
+
+
+def _str(obj: object, key: str, where: str) -> str:
+    value = _field(obj, key, where)
+    if not isinstance(value, str):
+        raise _Bad(f"{where}.{key} must be a string, got {value!r}")
+    return value
+
+
+def _opt_str(obj: object, key: str, where: str) -> str | None:
+    value = _field(obj, key, where)
+    if value is not None and not isinstance(value, str):
+        raise _Bad(f"{where}.{key} must be a string or null, got {value!r}")
+    return value
+
+
+def _dict(obj: object, key: str, where: str) -> dict[str, object]:
+    value = _field(obj, key, where)
+    if not isinstance(value, dict):
+        raise _Bad(f"{where}.{key} must be an object, got {value!r}")
+    return value
+
+
+def _sizes(obj: object, key: str, where: str) -> tuple[int, ...]:
+    value = _field(obj, key, where)
+    if not isinstance(value, list) or not all(_is_count(v) for v in value):
+        raise _Bad(f"{where}.{key} must be a list of sizes, got {value!r}")
+    return tuple(value)
+
+
+def _plain_file(name: str, where: str) -> str:
+    if not name or name in (".", "..") or "/" in name or "\\" in name or "\0" in name:
+        raise _Bad(f"{where}: {name!r} is not a plain file name inside the module directory")
+    return name
+
+
+def _read_manifest(root: Path) -> _Manifest:
+    """Read and validate ``root/manifest.json`` (structure only; files are checked by the caller)."""
+    path = root / MANIFEST
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ModuleLoadError(f"{root}: not a saved module: it has no {MANIFEST}") from None
+    except OSError as exc:
+        raise ModuleLoadError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    try:
+        data = json.loads(raw.decode("utf-8"), object_pairs_hook=_json_object)
+    except ValueError as exc:  # UnicodeDecodeError, JSONDecodeError, a duplicate key
+        raise ModuleLoadError(f"{path}: not a tfexec manifest: not JSON ({exc})") from exc
+    try:
+        return _decode_manifest(path, data)
+    except _Bad as exc:
+        raise ModuleLoadError(f"{path}: malformed manifest: {exc}") from None
+
+
+def _decode_manifest(path: Path, data: object) -> _Manifest:
+    if _str(data, "format", "manifest") != FORMAT:
+        raise _Bad(f"format is not {FORMAT!r}")
+    version = _field(data, "version", "manifest")
+    if version != FORMAT_VERSION:
+        raise _Bad(f"format version {version!r} is not supported (this tfexec reads version {FORMAT_VERSION})")
+    text = _plain_file(_str(data, "module", "manifest"), "module")
+    entry = _opt_str(data, "entry", "manifest")
+    files: dict[str, int] = {}
+    for fname, rec in _dict(data, "files", "manifest").items():
+        nbytes = _field(rec, "bytes", f"files[{fname!r}]")
+        if not _is_count(nbytes):
+            raise _Bad(f"files[{fname!r}].bytes must be a size, got {nbytes!r}")
+        assert isinstance(nbytes, int)
+        files[_plain_file(fname, "files")] = nbytes
+    tensors: dict[str, _TensorRecord] = {}
+    for name, rec in _dict(data, "tensors", "manifest").items():
+        where = f"tensors[{name!r}]"
+        fname = _str(rec, "file", where)
+        if fname not in files:
+            raise _Bad(f"{where}.file {fname!r} is not one of the files")
+        dname = _str(rec, "dtype", where)
+        try:
+            dtype = DType.from_short(dname)
+        except ValueError:
+            raise _Bad(f"{where}: unknown dtype {dname!r}") from None
+        sha = _str(rec, "sha256", where)
+        if not re.fullmatch(r"[0-9a-f]{64}", sha):
+            raise _Bad(f"{where}.sha256 is not a SHA-256 hex digest")
+        tensors[name] = _TensorRecord(fname, dtype, _sizes(rec, "shape", where), sha)
+    return _Manifest(path, text, entry, files, tensors)
+
+

@@ -1,0 +1,252 @@
+"""Saving and opening module directories: ``save_module`` and ``load_module``."""
+
+import hashlib
+import importlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from types import ModuleType
+
+import safetensors
+import torch
+
+from tfexec.errors import ModuleLoadError
+from tfexec.ir.dtypes import DType
+from tfexec.ir.module import IRModule
+from tfexec.loading.declared import _check_declared, _spell, _spell_tensor
+from tfexec.loading.loaded import DeviceLike, LoadedModule, _as_device, _Cache, _check_headers, _FileSource
+from tfexec.loading.manifest import DEFAULT_SHARD_BYTES, FORMAT, FORMAT_VERSION, MANIFEST, MODULE_TEXT, _Manifest, _read_manifest
+from tfexec.loading.safetensors_io import _tensor_bytes, _WeightsFile
+
+# -- opening a saved module ---------------------------------------------------------------
+
+
+def _open_saved(root: Path, manifest: _Manifest, verify: bool) -> _FileSource:
+    """Open every weights file's header and check it against the manifest (no data read)."""
+    files: dict[str, _WeightsFile] = {}
+    for fname, nbytes in manifest.files.items():
+        path = root / fname
+        if not path.is_file():
+            raise ModuleLoadError(f"{path}: weights file named by the manifest is missing")
+        wf = _WeightsFile.open(path)
+        if wf.size != nbytes:
+            raise ModuleLoadError(
+                f"{path}: the manifest records {nbytes} bytes but the file has {wf.size}"
+                f"{' (truncated)' if wf.size < nbytes else ''}"
+            )
+        files[fname] = wf
+    tensors: dict[str, tuple[_WeightsFile, str | None]] = {}
+    for name, rec in manifest.tensors.items():
+        wf = files[rec.file]
+        e = wf.entries.get(name)
+        if e is None:
+            raise ModuleLoadError(f"{wf.label}: tensor {name}, which the manifest places in this file, is missing from it")
+        if e.dtype != rec.dtype or e.shape != rec.shape:
+            raise ModuleLoadError(
+                f"{wf.label}: tensor {name} is {e.spelled()} in the file but {_spell(rec.dtype, rec.shape)} in the manifest"
+            )
+        tensors[name] = (wf, rec.sha256 if verify else None)
+    for fname, wf in files.items():
+        for name in wf.entries:
+            if manifest.tensors.get(name) is None or manifest.tensors[name].file != fname:
+                raise ModuleLoadError(f"{wf.label}: tensor {name} is in the file but the manifest does not place it there")
+    return _FileSource(tensors, f"{root}")
+
+
+def _text_function(name: str) -> Callable[..., object]:
+    """``tfexec.text.<name>``, imported on first use (the text form is only needed to save/load)."""
+    try:
+        text: ModuleType | None = importlib.import_module("tfexec.text")
+    except ModuleNotFoundError as exc:
+        if exc.name != "tfexec.text":
+            raise
+        text = None
+    fn: object = getattr(text, name, None)
+    if not callable(fn):
+        raise ModuleLoadError(f"saving and loading module text needs tfexec.text.{name}, which is not available")
+    return fn
+
+
+def _print_module(module: IRModule) -> str:
+    out = _text_function("print_ir")(module)
+    if not isinstance(out, str):
+        raise ModuleLoadError(f"tfexec.text.print_ir returned {type(out).__name__}, not text")
+    return out
+
+
+def _parse_module(text: str, filename: str) -> IRModule:
+    out = _text_function("parse")(text, filename=filename)
+    if not isinstance(out, IRModule):
+        raise ModuleLoadError(f"{filename}: tfexec.text.parse returned {type(out).__name__}, not an IRModule")
+    return out
+
+
+def _read_module_text(root: Path, manifest: _Manifest) -> IRModule:
+    """The module tree parsed from its text; its entry must be the manifest's."""
+    file = root / manifest.text
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ModuleLoadError(f"{file}: module text named by the manifest is missing") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ModuleLoadError(f"{file}: cannot read the module text: {exc}") from exc
+    module = _parse_module(text, str(file))
+    if module.entry != manifest.entry:
+        raise ModuleLoadError(f"{file}: the text's entry {module.entry!r} disagrees with the manifest's {manifest.entry!r}")
+    return module
+
+
+def load_module(path: "str | os.PathLike[str]", device: DeviceLike | None = None, *, verify: bool = True) -> LoadedModule:
+    """Open the module directory ``path`` written by ``save_module``.
+
+    The manifest, the module text and every safetensors header are validated now (cheap:
+    no tensor data is read), so a truncated or mislabelled file fails here. Each constant's
+    data is read when first used, at most once, checked against its SHA-256 (unless
+    ``verify=False``) and placed on ``device`` (default CPU).
+    """
+    root = Path(path)
+    if not root.is_dir():
+        raise ModuleLoadError(f"{root}: not a saved module directory{' (it does not exist)' if not root.exists() else ''}")
+    manifest = _read_manifest(root)
+    source = _open_saved(root, manifest, verify)
+    module = _read_module_text(root, manifest)
+    declared = module.all_constants()
+    dev = _as_device(device) or torch.device("cpu")
+    cache = _Cache(source, dev)
+    _check_headers(module, source, cache.dims)
+    extra = sorted(set(manifest.tensors) - set(declared))
+    if extra:
+        raise ModuleLoadError(f"{root}: tensors {', '.join(extra)} are saved but the module declares no such constants")
+    entry = module.functions[module.entry] if module.entry is not None else None
+    return LoadedModule(module, cache, entry, name=root.name)
+
+
+
+def _weights_for_saving(module: IRModule, weights: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """The weights as contiguous CPU tensors, checked against the declared constants."""
+    declared = module.all_constants()
+    problems: list[str] = []
+    for name, t in declared.items():
+        if name not in weights:
+            problems.append(f"constant {name}: declared {t}, missing from the weights")
+    for name in weights:
+        if name not in declared:
+            value = weights[name]
+            found = _spell_tensor(value) if isinstance(value, torch.Tensor) else type(value).__name__
+            problems.append(f"weight {name} ({found}) is not a declared constant of the module")
+    out: dict[str, torch.Tensor] = {}
+    dims: dict[str, int] = {}
+    for name, t in declared.items():
+        if name not in weights:
+            continue
+        try:
+            value = _check_declared(name, t, weights[name], "the weights", dims)
+        except ModuleLoadError as exc:
+            problems.append(str(exc))
+            continue
+        if value.device.type == "meta" or value.layout != torch.strided:
+            problems.append(f"constant {name}: a {value.layout} tensor on {value.device} has no data to save")
+            continue
+        out[name] = value.detach().to("cpu").contiguous()
+    if problems:
+        more = f" (and {len(problems) - 8} more)" if len(problems) > 8 else ""
+        raise ModuleLoadError("cannot save the module: " + "; ".join(problems[:8]) + more)
+    return out
+
+
+def _shards(tensors: dict[str, torch.Tensor], shard_bytes: int) -> list[list[str]]:
+    shards: list[list[str]] = [[]]
+    size = 0
+    for name, t in tensors.items():
+        n = t.numel() * t.element_size()
+        if shards[-1] and size + n > shard_bytes:
+            shards.append([])
+            size = 0
+        shards[-1].append(name)
+        size += n
+    return shards
+
+
+def save_module(
+    module: IRModule,
+    weights: Mapping[str, torch.Tensor],
+    path: "str | os.PathLike[str]",
+    *,
+    shard_bytes: int = DEFAULT_SHARD_BYTES,
+) -> Path:
+    """Write ``module`` and its ``weights`` as the new directory ``path`` and return it.
+
+    ``weights`` maps every declared constant's dotted name to a tensor (a PyTorch
+    ``state_dict`` works as is); a missing, extra or mistyped weight is a ``ModuleLoadError``
+    naming the constant, declared vs found. The directory holds the module text, the weights
+    as safetensors file(s) of at most ``shard_bytes`` each (a larger single tensor gets a
+    file of its own), and ``manifest.json`` with each tensor's dtype, shape, SHA-256 and
+    file. It is written beside ``path`` and renamed into place, so a failed save leaves
+    nothing behind. ``path`` must not exist, or be an empty directory.
+    """
+    if not isinstance(module, IRModule):
+        raise TypeError(f"save_module needs an IRModule, got {type(module).__name__}")
+    if not isinstance(weights, Mapping):
+        raise TypeError(f"save_module needs weights as a Mapping[str, torch.Tensor], got {type(weights).__name__}")
+    tensors = _weights_for_saving(module, weights)
+    text = _print_module(module)
+    target = Path(path)
+    try:
+        if target.exists() and (not target.is_dir() or any(target.iterdir())):
+            raise ModuleLoadError(f"{target}: already exists; save_module writes a new directory")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    except OSError as exc:
+        raise ModuleLoadError(f"{target}: cannot create the module directory: {exc.strerror or exc}") from exc
+    try:
+        manifest = _write_contents(tmp, module, text, tensors, shard_bytes)
+        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+        if target.exists():
+            target.rmdir()
+        os.replace(tmp, target)
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise ModuleLoadError(f"{target}: cannot write the module: {exc.strerror or exc}") from exc
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target
+
+
+def _write_contents(
+    tmp: Path, module: IRModule, text: str, tensors: dict[str, torch.Tensor], shard_bytes: int
+) -> dict[str, object]:
+    (tmp / MODULE_TEXT).write_text(text, encoding="utf-8")
+    shards = _shards(tensors, shard_bytes)
+    fnames = (
+        ["weights.safetensors"] if len(shards) == 1
+        else [f"weights-{i + 1:05d}-of-{len(shards):05d}.safetensors" for i in range(len(shards))]
+    )
+    files: dict[str, object] = {}
+    records: dict[str, object] = {}
+    for fname, names in zip(fnames, shards):
+        specs = {}
+        for name in names:
+            t = tensors[name]
+            dtype = DType.from_torch(t.dtype)
+            specs[name] = safetensors.TensorSpec(
+                dtype=str(t.dtype).removeprefix("torch."), shape=list(t.shape), data_ptr=t.data_ptr(),
+                data_len=t.numel() * t.element_size(),
+            )
+            records[name] = {
+                "file": fname, "dtype": dtype.value, "shape": list(t.shape),
+                "sha256": hashlib.sha256(_tensor_bytes(t)).hexdigest(),
+            }
+        try:
+            safetensors.serialize_file(specs, tmp / fname, metadata={"format": "pt", "writer": "tfexec"})
+        except (safetensors.SafetensorError, ValueError, TypeError) as exc:
+            raise ModuleLoadError(f"{tmp / fname}: cannot write the weights: {exc}") from exc
+        files[fname] = {"bytes": (tmp / fname).stat().st_size}
+    return {
+        "format": FORMAT, "version": FORMAT_VERSION, "module": MODULE_TEXT, "entry": module.entry,
+        "files": files, "tensors": records,
+    }
+
