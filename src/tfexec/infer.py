@@ -139,10 +139,41 @@ def _constant_type(node: Constant) -> Type:
 
 def _operand(arg: Expr) -> Operand:
     t = _checked(arg)
+    source = weak_source(arg)
+    if source is not None:
+        static = source.value if isinstance(source.value, int) and not isinstance(source.value, bool) else None
+        return Operand(t, True, static)
     if isinstance(arg, Constant):
         static = arg.value if isinstance(arg.value, int) and not isinstance(arg.value, bool) else None
         return Operand(t, arg.weak, static)
     return Operand(t)
+
+
+def weak_source(expr: Expr) -> Constant | None:
+    """The weak Python-scalar ``Constant`` that ``expr`` statically is, if any.
+
+    Weakness follows a value through tuple fields, static projections and a callee's
+    returned body, exactly as both evaluation routes carry it; binding to a Var (a
+    parameter, a carry) and a loop result make a value ordinary.
+    """
+    node: Expr = expr
+    path: list[int] = []
+    for _ in range(10_000):
+        if isinstance(node, TupleGetItem):
+            path.append(node.index)
+            node = node.tuple
+        elif isinstance(node, Tuple) and path:
+            index = path.pop()
+            if index >= len(node.fields):
+                return None
+            node = node.fields[index]
+        elif isinstance(node, Call) and isinstance(node.target, Function):
+            node = node.target.body
+        else:
+            break
+    if path or not isinstance(node, Constant) or not node.weak or not isinstance(node.value, (bool, int, float)):
+        return None
+    return node
 
 
 def _call_op(call: Call, op: Op) -> Type:

@@ -1,0 +1,184 @@
+"""The structural constructs of ``programs()`` — tuples, function calls, loops — and
+``step``, which adds one construct of any kind."""
+
+from collections.abc import Callable
+
+from hypothesis import strategies as st
+
+from tfexec import ops
+from tfexec.ir.boundary import boundary_mismatch, substitute_type
+from tfexec.ir.dims import DimVar, ShapeDim, dim_expr
+from tfexec.ir.dtypes import DType
+from tfexec.ir.expr import Function, GridRegionExpr, Tuple, Var
+from tfexec.ir.span import Span
+from tfexec.ir.types import TensorType, TupleType, Type
+from tfexec.testing._constructs import OP_CONSTRUCTS
+from tfexec.testing._gen import I64_SCALAR, Callee, Gen, Val, broadcast, deep_ids, draw_dtype, ids
+from tfexec.testing._operands import small_int, value_of_type
+
+
+def step(g: Gen) -> None:
+    """Add one construct to ``g`` (retrying a few times when the drawn one does not fit its pool)."""
+    for _ in range(4):
+        if g.draw(st.sampled_from(CONSTRUCTS))(g) is not None:
+            return
+
+
+def _tuple(g: Gen) -> Val | None:
+    """A ``Tuple`` of pool values (maybe nested) and ``TupleGetItem`` projections of it."""
+    if not g.config.tuples:
+        return None
+    fields = [g.pick() for _ in range(g.draw(st.integers(1, 3)))]
+    vals = [v for v in fields if v is not None]
+    if not vals:
+        return None
+    exprs = [v.expr for v in vals]
+    types: list[Type] = [v.type for v in vals]
+    if len(vals) > 2 and g.draw(st.booleans()):
+        exprs, types = [exprs[0], Tuple(tuple(exprs[1:]))], [types[0], TupleType(tuple(types[1:]))]
+    node = Tuple(tuple(exprs))
+    g.used.update(deep_ids([node]))
+    g.project(node, TupleType(tuple(types)), all(v.bounded for v in vals))
+    projections = g.scopes[-1][-len(vals):]
+    for projection, v in zip(projections, vals):
+        projection.computed = v.computed  # a projection is the field's value
+    return vals[0]
+
+
+def _call(g: Gen) -> Val | None:
+    """A call of a small callee (made on first use, at most two per program) whose own
+    ``DimVar`` is bound afresh at each call site; tuple results are projected."""
+    if not g.config.calls or g.is_callee:
+        return None
+    if not g.callees or (len(g.callees) < 2 and g.draw(st.integers(0, 2)) == 0):
+        g.callees.append(_callee(g))
+    callee = g.draw(st.sampled_from(g.callees))
+    size = g.size()
+    args = [value_of_type(g, _as_tensor_type(substitute_type(p.type, {callee.dim.name: size}))).expr
+            for p in callee.function.params]
+    bindings: dict[str, ShapeDim] = {}
+    for p, a in zip(callee.function.params, args):
+        assert boundary_mismatch(p.type, g.type_of(a), bindings) is None
+    call = g.named(ops.call(callee.function, *args))
+    g.used.update(ids(args))
+    result = substitute_type(callee.result, bindings)
+    if isinstance(result, TensorType):
+        return g.add(Val(call, result, False))
+    g.project(call, result, False)
+    return g.scopes[-1][-1]
+
+
+def _as_tensor_type(t: Type) -> TensorType:
+    """``t``, which is a tensor type (callee parameters are tensors)."""
+    assert isinstance(t, TensorType)
+    return t
+
+
+def _callee(g: Gen) -> Callee:
+    """A small function of one or more parameters, the first shaped by its own ``DimVar``
+    (sometimes named like one of the caller's: each call binds it afresh)."""
+    dim = DimVar(g.draw(st.sampled_from(("M", "B"))))
+    cg = Gen(g.draw, g.config, None, {}, (dim,), f"g{len(g.callees)}")
+    shape = list(cg.shape(1))
+    shape.insert(g.draw(st.integers(0, len(shape))), dim)
+    cg.fresh(TensorType(tuple(shape), g.draw(st.sampled_from((DType.float32, DType.int64)))))
+    for _ in range(g.draw(st.integers(1, 3))):
+        step(cg)
+    body, result = cg.result()
+    g.all_vals.extend(cg.all_vals)
+    fn = Function(cg.name, tuple(cg.params), body, result if g.draw(st.booleans()) else None)
+    return Callee(fn, dim, result)
+
+
+def _extent(g: Gen, zero_ok: bool) -> tuple[ShapeDim, int | None]:
+    """A loop extent and its trip count when known: static, a ``DimVar``, or ``d // 2`` /
+    ``d - 1`` (only where zero trips are fine or the count is known to be positive)."""
+    kind = g.draw(st.sampled_from(("static", "dim", "expr")))
+    if kind != "static" and g.dim_vars:
+        d: ShapeDim = g.draw(st.sampled_from(g.dim_vars))
+        if kind == "expr":
+            e = dim_expr("floordiv", d, 2) if g.draw(st.booleans()) else dim_expr("sub", d, 1)
+            n = g.concrete(e)
+            if zero_ok or (n is not None and n > 0):
+                return e, n
+        return d, g.concrete(d)
+    n = g.draw(st.integers(0 if zero_ok else 1, 3))
+    return n, n
+
+
+def _loop(g: Gen) -> Val | None:
+    """A ``GridRegionExpr`` with no, one or several carries (nested up to two deep). The
+    body draws from the enclosing pools (loop-invariant values) and from its own (the
+    index, the phis); each yield has exactly its phi's type."""
+    if not g.config.loops or len(g.indices) >= g.config.max_loop_depth:
+        return None
+    n_carries = g.draw(st.integers(0, 3))
+    extent, trips = _extent(g, zero_ok=n_carries > 0)
+    j = next(g.counter)
+    index = Var(f"k{j}", I64_SCALAR)
+    inits = [g.pick() or value_of_type(g, TensorType(g.shape(), draw_dtype(g))) for _ in range(n_carries)]
+    phis = [Var(f"c{j}_{i}", v.type) for i, v in enumerate(inits)]
+    g.scopes.append([])
+    g.indices.append((index, trips))
+    g.add(Val(index, I64_SCALAR, True, computed=False))
+    phi_vals = [g.add(Val(phi, v.type, False, computed=False)) for phi, v in zip(phis, inits)]
+    for _ in range(g.draw(st.integers(1, 3))):
+        step(g)
+    sinks = [v for v in g.scopes[-1] if v.computed and id(v.expr) not in g.used]
+    if phi_vals:
+        yields = [_yield(g, phi, sinks[i :: len(phi_vals)]).expr for i, phi in enumerate(phi_vals)]
+        t: Type = phis[0].type if len(phis) == 1 else TupleType(tuple(p.type for p in phis))
+        body = yields[0] if len(yields) == 1 else Tuple(tuple(yields))
+    else:
+        last = sinks[0] if sinks else g.pick()
+        assert last is not None
+        for src in sinks[1:]:
+            last = _fold(g, last, src)
+        yields, t, body = [], last.type, last.expr
+    g.scopes.pop()
+    g.indices.pop()
+    span = Span("<programs>", next(g.counter) + 1, 1, binding="acc") if g.config.names and g.draw(st.booleans()) else None
+    region = GridRegionExpr(extent, index, tuple(v.expr for v in inits), tuple(phis), body, tuple(yields), span=span)
+    g.used.update(ids([v.expr for v in inits]))
+    if isinstance(t, TensorType):
+        return g.add(Val(region, t, False))
+    g.project(region, t, False)
+    return g.scopes[-1][-1]
+
+
+def _fold(g: Gen, target: Val, src: Val) -> Val:
+    """``target`` updated by ``src`` — ``add``, or ``ne`` for a bool target — with ``src``
+    summed to a scalar first if it does not broadcast into ``target``'s shape. The shape
+    is ``target``'s; the dtype may promote."""
+    if broadcast(target.type.shape, src.type.shape) != target.type.shape:
+        summed = g.emit(ops.reduce(src.expr, kind="sum"), bounded=False)
+        if summed is None:
+            return target
+        src = summed
+    y = g.emit((ops.ne if target.type.dtype is DType.bool else ops.add)(target.expr, src.expr), bounded=False)
+    return target if y is None else y
+
+
+def _yield(g: Gen, phi: Val, sources: list[Val]) -> Val:
+    """The next value of a carry, of exactly the phi's type: the phi updated by the body's
+    otherwise unused values (``_fold``, cast back if promotion changed the dtype), or, when
+    there are none, sometimes another value of that type or the phi itself."""
+    kind = "update" if sources else g.draw(st.sampled_from(("update", "same", "identity")))
+    if kind == "identity":
+        return phi
+    if kind == "same":
+        v = g.pick(lambda v: v.type == phi.type and v is not phi)
+        if v is not None:
+            return v
+    y = phi
+    for src in sources or [g.pick(lambda v: v.computed) or phi]:
+        y = _fold(g, y, src)
+    if y.type.dtype != phi.type.dtype:
+        small = small_int(g, y) if phi.type.dtype.is_integral else y
+        cast = None if small is None else g.emit(ops.cast(small.expr, dtype=phi.type.dtype), bounded=False)
+        y = phi if cast is None else cast
+    assert y.type == phi.type, f"yield {y.type} for carry {phi.type}"
+    return y
+
+
+CONSTRUCTS: tuple[Callable[[Gen], Val | None], ...] = (*OP_CONSTRUCTS, _tuple, _call, _loop, _loop, _call)
