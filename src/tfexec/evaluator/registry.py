@@ -83,7 +83,19 @@ def _handler_for(specialise: Callable[[OpT, Layouts], Kernel]) -> Handler:
         op = ctx.op
         assert op is not None
         values = ctx.args
-        layouts = tuple([layout_of(a) for a in values])
+        # Operands as the kernel takes them; `plain` when all are tensors (no weak scalar, no tuple).
+        args: list[object] = []
+        layouts_list: list[Layout | ShardLayout | None] = []
+        plain = True
+        for a in values:
+            if a.__class__ is TensorValue and a.scalar is None:
+                args.append(a.data)
+                layouts_list.append(a.type.layout)
+            else:
+                plain = False
+                args.append(kernel_arg(a))
+                layouts_list.append(layout_of(a))
+        layouts = tuple(layouts_list)
         key = (op, layouts)
         try:
             entry = kernels.get(key)
@@ -92,8 +104,13 @@ def _handler_for(specialise: Callable[[OpT, Layouts], Kernel]) -> Handler:
         if entry is None:
             entry = kernels[key] = (specialise(op, layouts), op.value_layout(layouts))  # type: ignore[arg-type]
         kernel, layout = entry
-        args = [kernel_arg(a) for a in values]
-        data = kernel.fn(ctx, *args) if kernel.needs_ctx else kernel.fn(*args)
+        fast = kernel.tensor_fn
+        if plain and fast is not None:
+            data = fast(*args)  # what kernel.fn computes on tensor operands, one frame less
+        elif kernel.needs_ctx:
+            data = kernel.fn(ctx, *args)
+        else:
+            data = kernel.fn(*args)
         return TensorValue(data, type_of_data(data, layout))
 
     _rule_of_handler[handler] = specialise

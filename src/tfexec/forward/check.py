@@ -88,18 +88,27 @@ class Annotation:
 
     def check(self, value: object, source: Expr | None, what: str) -> None:
         """Raise ``EvalError`` when ``value`` does not have this type."""
+        if len(self.leaves) == 1 and isinstance(value, torch.Tensor):  # the common case, kept short
+            try:
+                if isinstance(value, self.leaves[0]):
+                    return
+            except jaxtyping.AnnotationError:
+                pass  # reported below, with the node
         flat = _flatten(value)
-        prefix = f"{describe_expr(source)}: " if source is not None else ""
         try:
             if len(flat) == len(self.leaves) and all(isinstance(v, a) for v, a in zip(flat, self.leaves)):
                 return
         except jaxtyping.AnnotationError as exc:
-            raise TypeCheckError(f"{prefix}runtime type check of {what} could not run: {exc}") from exc
+            raise TypeCheckError(f"{_prefix(source)}runtime type check of {what} could not run: {exc}") from exc
         found = ", ".join(_describe(v) for v in flat)
         raise TypeCheckError(
-            f"{prefix}runtime type check failed for {what}: declared {self.type}, found {found} "
+            f"{_prefix(source)}runtime type check failed for {what}: declared {self.type}, found {found} "
             "(dims must agree with their bindings across the run)"
         )
+
+
+def _prefix(source: Expr | None) -> str:
+    return f"{describe_expr(source)}: " if source is not None else ""
 
 
 def _flatten(value: object) -> list[object]:
