@@ -7,6 +7,7 @@ compared node by node (``check_equivalence``).
 
 from tfexec import evaluator as _evaluator  # noqa: F401
 from tfexec.errors import (
+    ArgumentTypeError as ArgumentTypeError,
     EquivalenceError as EquivalenceError,
     EvalError as EvalError,
     IRConstructionError as IRConstructionError,
@@ -72,13 +73,14 @@ from tfexec.ir.types import (
     Type as Type,
 )
 from tfexec.loading import LoadedModule as LoadedModule, load_module as load_module, save_module as save_module
+from tfexec.mesh import evaluate_mesh as evaluate_mesh
 from tfexec.visitor import AnalysisRegistry as AnalysisRegistry, ExprMutator as ExprMutator, ExprVisitor as ExprVisitor
 from tfexec import ops as ops
 from tfexec.text import parse as parse, parse_function as parse_function, print_ir as print_ir, script as script
 
 __all__ = [
     "parse", "parse_function", "print_ir", "script",
-    "AnalysisRegistry", "EquivalenceReport", "ForwardData", "ForwardGraph", "ForwardNode", "assert_equivalent", "check_equivalence", "lower", "Call", "ConstTensor", "Constant", "DType", "DimExpr", "DimVar", "EquivalenceError",
+    "AnalysisRegistry", "ArgumentTypeError", "EquivalenceReport", "ForwardData", "ForwardGraph", "ForwardNode", "assert_equivalent", "check_equivalence", "lower", "Call", "ConstTensor", "Constant", "DType", "DimExpr", "DimVar", "EquivalenceError",
     "EvalError", "EvaluateContext", "EvaluatorVisitor", "Expr", "ExprMutator", "ExprVisitor", "Function",
     "GridRegionExpr", "IRConstructionError", "IRModule", "Layout", "LoadedModule", "LoweringError", "Mesh",
     "ModuleLoadError", "Op", "ParseError", "Replicate", "ShapeDim", "ShardLayout", "Span", "Split", "TensorType",

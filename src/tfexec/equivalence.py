@@ -9,10 +9,11 @@ message; the report is then ``ok`` with ``compared == 0`` and carries the error.
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import torch
 
+from tfexec.api_checks import public
 from tfexec.errors import EquivalenceError, TfexecError
 from tfexec.evaluator.schedule import function_schedule
 from tfexec.evaluator.value import Value, to_python
@@ -22,9 +23,7 @@ from tfexec.ir.describe import describe_expr, op_label
 from tfexec.ir.expr import Call, Expr, Function, GridRegionExpr
 from tfexec.ir.graph import loop_plan
 from tfexec.keys import function_keys, is_reported, loop_keys
-
-if TYPE_CHECKING:
-    from tfexec.loading import LoadedModule
+from tfexec.loading import LoadedModule
 
 LoopKeys = Literal["collapse", "expand"]
 
@@ -98,6 +97,7 @@ class EquivalenceReport:
         return "\n".join(lines)
 
 
+@public
 def check_equivalence(
     target: "Function | LoadedModule", *inputs: object, rtol: float | None = None, atol: float | None = None,
     loops: LoopKeys = "collapse",
@@ -127,6 +127,7 @@ def check_equivalence(
     return _compare(table, lowered, sources, rtol, atol, to_python(result))
 
 
+@public
 def assert_equivalent(
     target: "Function | LoadedModule", *inputs: object, rtol: float | None = None, atol: float | None = None,
     loops: LoopKeys = "collapse",

@@ -39,3 +39,7 @@ class IRConstructionError(TfexecError, TypeError):
     It is also a ``TypeError`` so that callers catching the usual Python error for a
     wrong argument kind still catch it.
     """
+
+
+class ArgumentTypeError(TfexecError, TypeError):
+    """A public function was called with the wrong kind of argument (checked with beartype)."""

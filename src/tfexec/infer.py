@@ -5,11 +5,22 @@ ill-typed node raises ``TypeInferenceError`` whose message starts with
 ``describe_expr(node)`` and says what was expected and what was found.
 """
 
+from tfexec.api_checks import public
 from tfexec.errors import TypeInferenceError
 from tfexec.ir.boundary import call_mismatch, substitute_type
 from tfexec.ir.describe import describe_expr
 from tfexec.ir.dtypes import DType
-from tfexec.ir.expr import Call, Constant, ConstTensor, Expr, Function, GridRegionExpr, Tuple, TupleGetItem, Var
+from tfexec.ir.expr import (
+    Call,
+    Constant,
+    ConstTensor,
+    Expr,
+    Function,
+    GridRegionExpr,
+    Tuple,
+    TupleGetItem,
+    Var,
+)
 from tfexec.ir.graph import loop_plan, post_order
 from tfexec.ir.ops.base import Op, Operand, TypeRuleError
 from tfexec.ir.types import TensorType, TupleType, Type
@@ -17,6 +28,7 @@ from tfexec.ir.types import TensorType, TupleType, Type
 _INDEX_TYPE = TensorType((), DType.int64)
 
 
+@public
 def infer_types(fn: Function) -> Function:
     """Fill ``checked_type`` on every node reachable from ``fn`` and return ``fn``."""
     _Inference().function(fn)

@@ -2,14 +2,11 @@
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from tfexec.evaluator.value import Value
 from tfexec.ir.ops.base import Op
 from tfexec.ir.types import Type
-
-if TYPE_CHECKING:
-    from tfexec.loading import LoadedModule
+from tfexec.loading import LoadedModule
 
 
 @dataclass(slots=True)

@@ -3,7 +3,6 @@ boundaries and loop trip counts. Each rule is written once here, so the visitor 
 lowered graph accept and refuse exactly the same things with the same messages."""
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import torch
 
@@ -12,13 +11,11 @@ from tfexec.evaluator.context import EvaluateContext
 from tfexec.evaluator.value import TensorValue, TupleValue, Value
 from tfexec.ir.boundary import call_mismatch
 from tfexec.ir.describe import describe_expr
-from tfexec.ir.dims import DimError, DimExpr, DimVar, ShapeDim, resolve_dim
+from tfexec.ir.dims import DimError, DimExpr, DimVar, resolve_dim
 from tfexec.ir.dtypes import DType
 from tfexec.ir.expr import Call, Constant, ConstTensor, Function, GridRegionExpr, Var
 from tfexec.ir.types import TensorType, TupleType, Type
-
-if TYPE_CHECKING:
-    from tfexec.loading import LoadedModule
+from tfexec.loading import LoadedModule
 
 
 def _param_label(fn: Function, index: int, param: Var) -> str:

@@ -9,10 +9,11 @@ of the invariant frontier computed once, before the loop.
 
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import torch
 
+from tfexec.api_checks import public
 from tfexec.errors import EvalError, TfexecError
 from tfexec.evaluator.context import EvaluateContext
 from tfexec.evaluator.registry import (
@@ -32,17 +33,31 @@ from tfexec.evaluator.runtime import (
     trip_count,
     unbound_var_error,
 )
-from tfexec.evaluator.schedule import Schedule, build_schedule, function_schedule, loop_schedule, pending_order
+from tfexec.evaluator.schedule import (
+    Schedule,
+    build_schedule,
+    function_schedule,
+    loop_schedule,
+    pending_order,
+)
 from tfexec.evaluator.value import TensorValue, TupleValue, Value, to_python
 from tfexec.ir.describe import describe_expr
-from tfexec.ir.expr import Call, Constant, ConstTensor, Expr, Function, GridRegionExpr, Tuple, TupleGetItem, Var
+from tfexec.ir.expr import (
+    Call,
+    Constant,
+    ConstTensor,
+    Expr,
+    Function,
+    GridRegionExpr,
+    Tuple,
+    TupleGetItem,
+    Var,
+)
 from tfexec.ir.graph import loop_plan
 from tfexec.ir.ops.base import Op
 from tfexec.keys import ScopeKeys, function_keys, is_reported, loop_keys
+from tfexec.loading import LoadedModule
 from tfexec.visitor import ExprVisitor
-
-if TYPE_CHECKING:
-    from tfexec.loading import LoadedModule
 
 LoopKeys = Literal["collapse", "expand"]
 _NODE_CLASSES: tuple[type, ...] = (Var, Constant, ConstTensor, Call, Tuple, TupleGetItem, GridRegionExpr)
@@ -229,8 +244,6 @@ def resolve_target(target: "Function | LoadedModule") -> "tuple[Function, Loaded
     """The function a target runs and the loaded module supplying its constants."""
     if isinstance(target, Function):
         return target, None
-    from tfexec.loading import LoadedModule
-
     if isinstance(target, LoadedModule):
         entry = target.entry
         if entry is None:
@@ -262,6 +275,7 @@ def evaluate_value(
     return visitor.run_function(fn, values, ctx)
 
 
+@public
 def evaluate(target: "Function | LoadedModule", *inputs: object) -> "torch.Tensor | tuple[object, ...]":
     """Evaluate ``target`` on ``inputs`` (spec §2): a tensor, or a tuple for a tuple result.
 

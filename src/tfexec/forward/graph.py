@@ -8,10 +8,11 @@ to the visitor's table (Lean ``denoteAll``).
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import torch
 
+from tfexec.api_checks import public
 from tfexec.errors import EvalError, TfexecError
 from tfexec.evaluator.context import EvaluateContext
 from tfexec.evaluator.registry import dispatch_error
@@ -22,9 +23,7 @@ from tfexec.forward.data import ForwardData
 from tfexec.forward.node import ForwardNode
 from tfexec.forward.refs import Ref, TensorRef, leaves
 from tfexec.ir.expr import Function
-
-if TYPE_CHECKING:
-    from tfexec.loading import LoadedModule
+from tfexec.loading import LoadedModule
 
 LoopKeys = Literal["collapse", "expand"]
 
@@ -194,6 +193,7 @@ class ForwardGraph:
         for param, ref, ann in sorted(checks, key=lambda c: c[2].has_dim_exprs):
             ann.check(read(ref, slots), param, f"input {param.name}")
 
+    @public
     def eval(self, *inputs: object, check: CheckMode | None = None) -> list[object]:
         """The whole context: the bound inputs (tensor leaves), then every node value in order."""
         mode = check or self.check
@@ -204,6 +204,7 @@ class ForwardGraph:
             self._check_output(read(self.body.outputs, values), mode)
         return values
 
+    @public
     def run(self, *inputs: object, check: CheckMode | None = None) -> "torch.Tensor | tuple[object, ...]":
         """The outputs only, each slot released after its last reader (peak memory ≈ eager's)."""
         mode = check or self.check
@@ -220,6 +221,7 @@ class ForwardGraph:
         assert isinstance(out, (torch.Tensor, tuple))
         return out
 
+    @public
     def denote_all(self, *inputs: object, loops: LoopKeys = "collapse", check: CheckMode | None = None) -> dict[str, object]:
         """The per-node value table keyed by node key (loop bodies per iteration with ``loops="expand"``)."""
         mode = check or self.check

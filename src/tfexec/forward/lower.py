@@ -12,35 +12,72 @@ the visitor uses (``tfexec.evaluator.runtime``).
 
 from collections.abc import Callable, Sequence
 from operator import itemgetter
-from typing import TYPE_CHECKING
 
 import torch
 
+from tfexec.api_checks import public
 from tfexec.errors import EvalError, LoweringError
 from tfexec.evaluator.context import EvaluateContext
-from tfexec.evaluator.registry import Kernel, eval_registry, lookup_value_rule, missing_handler_error
-from tfexec.evaluator.runtime import call_bindings, const_tensor_value, materialize_constant, trip_count, unbound_var_error
+from tfexec.evaluator.registry import (
+    Kernel,
+    eval_registry,
+    lookup_value_rule,
+    missing_handler_error,
+)
+from tfexec.evaluator.runtime import (
+    call_bindings,
+    const_tensor_value,
+    materialize_constant,
+    trip_count,
+    unbound_var_error,
+)
 from tfexec.evaluator.value import TensorValue, TupleValue, Value
 from tfexec.evaluator.visitor import dispatch, resolve_target
 from tfexec.forward.check import Annotation, CheckMode, DimNames, is_tensor_type
 from tfexec.forward.data import ForwardData
-from tfexec.forward.graph import Body, ForwardGraph, RunContext, as_value, input_refs_for, read, record
+from tfexec.forward.graph import (
+    Body,
+    ForwardGraph,
+    RunContext,
+    as_value,
+    input_refs_for,
+    read,
+    record,
+)
 from tfexec.forward.node import ForwardNode, NodeFn
-from tfexec.forward.refs import Ref, TensorRef, TupleRef, bound_to, layouts_of, leaves, plain, rebuild
+from tfexec.forward.refs import (
+    Ref,
+    TensorRef,
+    TupleRef,
+    bound_to,
+    layouts_of,
+    leaves,
+    plain,
+    rebuild,
+)
 from tfexec.infer import infer_types
 from tfexec.ir.describe import describe_expr, op_label
-from tfexec.ir.expr import Call, Constant, ConstTensor, Expr, Function, GridRegionExpr, Tuple, TupleGetItem, Var
+from tfexec.ir.expr import (
+    Call,
+    Constant,
+    ConstTensor,
+    Expr,
+    Function,
+    GridRegionExpr,
+    Tuple,
+    TupleGetItem,
+    Var,
+)
 from tfexec.ir.graph import loop_plan, post_order
 from tfexec.ir.ops.base import Op
 from tfexec.ir.types import TensorType, TupleType, Type
 from tfexec.keys import ScopeKeys, function_keys, is_reported, loop_keys
-
-if TYPE_CHECKING:
-    from tfexec.loading import LoadedModule
+from tfexec.loading import LoadedModule
 
 Getter = Callable[[list[object]], object]
 
 
+@public
 def lower(target: "Function | LoadedModule", *, check: CheckMode = "boundary") -> ForwardGraph:
     """Lower ``target`` (a function, or a loaded module's selected function) to a ``ForwardGraph``.
 

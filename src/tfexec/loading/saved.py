@@ -13,12 +13,28 @@ from types import ModuleType
 import safetensors
 import torch
 
+from tfexec.api_checks import public
 from tfexec.errors import ModuleLoadError
 from tfexec.ir.dtypes import DType
 from tfexec.ir.module import IRModule
 from tfexec.loading.declared import _check_declared, _spell, _spell_tensor
-from tfexec.loading.loaded import DeviceLike, LoadedModule, _as_device, _Cache, _check_headers, _FileSource
-from tfexec.loading.manifest import DEFAULT_SHARD_BYTES, FORMAT, FORMAT_VERSION, MANIFEST, MODULE_TEXT, _Manifest, _read_manifest
+from tfexec.loading.loaded import (
+    DeviceLike,
+    LoadedModule,
+    _as_device,
+    _Cache,
+    _check_headers,
+    _FileSource,
+)
+from tfexec.loading.manifest import (
+    DEFAULT_SHARD_BYTES,
+    FORMAT,
+    FORMAT_VERSION,
+    MANIFEST,
+    MODULE_TEXT,
+    _Manifest,
+    _read_manifest,
+)
 from tfexec.loading.safetensors_io import _tensor_bytes, _WeightsFile
 
 # -- opening a saved module ---------------------------------------------------------------
@@ -99,6 +115,7 @@ def _read_module_text(root: Path, manifest: _Manifest) -> IRModule:
     return module
 
 
+@public
 def load_module(path: "str | os.PathLike[str]", device: DeviceLike | None = None, *, verify: bool = True) -> LoadedModule:
     """Open the module directory ``path`` written by ``save_module``.
 
@@ -170,6 +187,7 @@ def _shards(tensors: dict[str, torch.Tensor], shard_bytes: int) -> list[list[str
     return shards
 
 
+@public
 def save_module(
     module: IRModule,
     weights: Mapping[str, torch.Tensor],

@@ -58,17 +58,25 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import TypeVar
 
+from tfexec.api_checks import public
 from tfexec.errors import IRConstructionError, ParseError
 from tfexec.ir.expr import Function
 from tfexec.ir.module import IRModule
 from tfexec.ir.types import TensorType
 from tfexec.text import grammar as g
-from tfexec.text._parse_body import FunctionParser, ModuleScope, is_docstring, no_values, statement_message
+from tfexec.text._parse_body import (
+    FunctionParser,
+    ModuleScope,
+    is_docstring,
+    no_values,
+    statement_message,
+)
 from tfexec.text.source import Source, parse_python, split_lines
 
 T = TypeVar("T")
 
 
+@public
 def parse(text: str, filename: str = "<text>") -> IRModule:
     """Parse a module of the HIR text form (never executing it)."""
     source = Source(text, filename)
@@ -76,6 +84,7 @@ def parse(text: str, filename: str = "<text>") -> IRModule:
     return _guard(source, lambda: _ModuleParser(source, tree.body, None).build())
 
 
+@public
 def parse_function(text: str, filename: str = "<text>", name: str | None = None) -> Function:
     """Parse text and return one function: ``name``, else the entry, else the only one."""
     module = parse(text, filename)

@@ -22,11 +22,27 @@ How it prints a function body:
   ``constant(data, dtype=...)``; a module constant is its name (``wq``, ``attn.wq``).
 """
 
-from tfexec.ir.expr import Call, ConstTensor, Expr, Function, GridRegionExpr, Tuple, TupleGetItem
+from tfexec.api_checks import public
+from tfexec.ir.expr import (
+    Call,
+    ConstTensor,
+    Expr,
+    Function,
+    GridRegionExpr,
+    Tuple,
+    TupleGetItem,
+)
 from tfexec.ir.module import IRModule
-from tfexec.text._print_body import INLINE_DEPTH, INDENT, Context, FunctionPrinter, Names
+from tfexec.text._print_body import (
+    INDENT,
+    INLINE_DEPTH,
+    Context,
+    FunctionPrinter,
+    Names,
+)
 
 
+@public
 def print_ir(target: "IRModule | Function") -> str:
     """The text form of a module or a function (with the functions it calls)."""
     if isinstance(target, IRModule):

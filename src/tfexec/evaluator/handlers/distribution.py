@@ -11,7 +11,8 @@ from tfexec.ir.types import ShardLayout
 
 LOCAL_SPLIT_MESSAGE = (
     "local of a value split over the mesh ({layout}) is not modelled: the evaluator models one mesh "
-    "participant (evaluator spec §6, 'Layout domain'), so a split axis has no single local view here"
+    "participant (evaluator spec §6, 'Layout domain'), so a split axis has no single local view here; "
+    "run the program on every participant of the mesh with tfexec.evaluate_mesh"
 )
 
 
