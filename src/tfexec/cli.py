@@ -234,6 +234,35 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return 1
 
 
+def cmd_import(args: argparse.Namespace) -> int:
+    from tfexec.frontends.torch._cli import ImportUsageError, run_import
+
+    try:
+        print(run_import(args.target, args.example_shape, args.out, args.name, args.seed))
+    except ImportUsageError as exc:
+        raise UsageError(str(exc)) from None
+    return 0
+
+
+def cmd_docs(args: argparse.Namespace) -> int:
+    from tfexec.docs._check import NoCheckout
+    from tfexec.docs._cli import run_docs
+
+    try:
+        return run_docs(args.action, args.root, args.out)
+    except NoCheckout as exc:
+        raise UsageError(str(exc)) from None
+
+
+def cmd_ops(args: argparse.Namespace) -> int:
+    from tfexec.docs._cli import UnknownOp, run_ops
+
+    try:
+        return run_ops(args.name)
+    except UnknownOp as exc:
+        raise UsageError(str(exc)) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tfexec", description="The reference interpreter of the TileFoundry HIR.")
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
@@ -276,6 +305,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rtol", type=float, default=None)
     p.add_argument("--atol", type=float, default=None)
     p.set_defaults(handler=cmd_diff)
+    p = sub.add_parser(
+        "import", help="import a PyTorch model via torch.export (runs MODEL.py's Python code)",
+        description="Import a PyTorch model through torch.export and save it as a module directory. "
+        "This imports MODEL.py and calls FACTORY(): it runs the Python code of MODEL.py, so use it "
+        "only on code you trust (every other command only reads text). A returned nn.Module is put "
+        "in eval mode.",
+    )
+    p.add_argument("target", metavar="MODEL.py:FACTORY", help="a Python file and a function in it returning the model")
+    p.add_argument(
+        "--example-shape", action="append", default=[], metavar="SHAPE",
+        help="one example input per use, in forward's order: sizes like 2,8,32; NAME=SIZE makes that axis "
+        "a dynamic torch.export.Dim (B=2,S=8,32); a dtype prefix like i64:2,8 (default f32)",
+    )
+    p.add_argument("--out", required=True, metavar="DIR", help="the module directory to write")
+    p.add_argument("--name", default="forward", help="the HIR function's name (default forward)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random example inputs (default 0)")
+    p.set_defaults(handler=cmd_import)
+    p = sub.add_parser("docs", help="print, write or check the generated docs (docs/ops.md, docs/spec-coverage.md)")
+    p.add_argument("action", choices=("ops", "coverage", "check", "write"))
+    p.add_argument("--root", help="the checkout (default: found from the working directory)")
+    p.add_argument("-o", "--out", help="write the page here instead of stdout (ops, coverage)")
+    p.set_defaults(handler=cmd_docs)
+    p = sub.add_parser("ops", help="one op's reference entry (every op's name without NAME)")
+    p.add_argument("name", nargs="?", metavar="NAME")
+    p.set_defaults(handler=cmd_ops)
     return parser
 
 

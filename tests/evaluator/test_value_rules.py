@@ -507,7 +507,7 @@ def test_dim_division_by_zero_is_an_eval_error(op: str) -> None:
     call = getattr(ops, DIM_NAMES[op])(7, k)
     fn = infer_types(Function("f", (k,), call))
     symbol = "//" if op == "floordiv" else "%"
-    with pytest.raises(EvalError, match=rf"^{DIM_NAMES[op]}\(7, k\): {DIM_NAMES[op]}: dim arithmetic: {op} by zero \(7 {symbol} 0\)$"):
+    with pytest.raises(EvalError, match=rf"^{DIM_NAMES[op]}\(7, k\): {DIM_NAMES[op]}: dim arithmetic: {op} by zero \(7 {symbol} 0\)"):
         evaluate(fn, torch.tensor(0))
 
 

@@ -1,6 +1,7 @@
 """Evaluator spec §1 (``Value``, ``TensorValue``, ``TupleValue``) and the return contract of
 ``evaluate`` (the spec's preamble: a tensor for one output, a tuple for a TupleType result)."""
 
+import pytest
 import torch
 from spec_helpers import tensor, tensors
 
@@ -36,6 +37,7 @@ def _const(t: torch.Tensor) -> Constant:
     return Constant(t, TensorType(tuple(t.shape), f32[()].dtype))
 
 
+@pytest.mark.spec("s1.value-abstract-base", "s1.value-kinds")
 def test_s1_tensor_and_tuple_values_are_values() -> None:
     tv = _value(_const(torch.ones(2)))
     assert isinstance(tv, TensorValue) and isinstance(tv, Value)
@@ -43,6 +45,7 @@ def test_s1_tensor_and_tuple_values_are_values() -> None:
     assert isinstance(tup, TupleValue) and isinstance(tup, Value)
 
 
+@pytest.mark.spec("s1.data-logical-shape")
 def test_s1_tensorvalue_data_is_logical_shape() -> None:
     # f32[8] held in a (2, 4) layout: data stays in the logical shape (8,), type carries the layout.
     x = Var("x", f32[8])
@@ -55,6 +58,7 @@ def test_s1_tensorvalue_data_is_logical_shape() -> None:
     assert torch.equal(v.data, torch.arange(8.0))
 
 
+@pytest.mark.spec("s1.data-logical-shape")
 def test_s1_tensorvalue_data_shape_is_its_type_shape_after_layout_ops() -> None:
     # A value reshaped logically then given a layout: data.shape == type.shape at every step.
     x = Var("x", f32[4, 6])
@@ -64,6 +68,7 @@ def test_s1_tensorvalue_data_shape_is_its_type_shape_after_layout_ops() -> None:
     assert tuple(v.data.shape) == v.type.shape == (2, 12)
 
 
+@pytest.mark.spec("s1.scalar-rank0")
 def test_s1_scalar_is_rank0() -> None:
     x = Var("x", f32[3])
     s = ops.reduce(x, kind="sum")
@@ -79,6 +84,7 @@ def test_s1_scalar_is_rank0() -> None:
     assert isinstance(out, torch.Tensor) and out.dim() == 0
 
 
+@pytest.mark.spec("s1.value-kinds", "s1.tuple-elements")
 def test_s1_tuplevalue_of_tuple_node_in_field_order() -> None:
     a, b = _const(torch.ones(2)), _const(torch.zeros(3))
     v = _value(Tuple((a, b)))
@@ -88,12 +94,14 @@ def test_s1_tuplevalue_of_tuple_node_in_field_order() -> None:
     assert isinstance(second, TensorValue) and torch.equal(second.data, torch.zeros(3))
 
 
+@pytest.mark.spec("s1.tuple-elements")
 def test_s1_tuple_get_item_projects_by_static_index() -> None:
     t = Tuple((_const(torch.ones(2)), _const(torch.full((3,), 7.0))))
     v = _value(TupleGetItem(t, 1))
     assert isinstance(v, TensorValue) and torch.equal(v.data, torch.full((3,), 7.0))
 
 
+@pytest.mark.spec("s1.value-kinds")
 def test_s1_tuplevalue_of_tuple_returning_function_call() -> None:
     x = Var("x", f32[2])
     pair = Function("pair", (x,), Tuple((ops.neg(x), ops.add(x, x))))
@@ -104,6 +112,7 @@ def test_s1_tuplevalue_of_tuple_returning_function_call() -> None:
     assert isinstance(double, TensorValue) and torch.equal(double.data, torch.tensor([2.0, 4.0]))
 
 
+@pytest.mark.spec("s1.value-kinds")
 def test_s1_tuplevalue_of_multi_carry_loop() -> None:
     k = Var("k", i64[()])
     a, b = Var("a", f32[()]), Var("b", f32[()])
@@ -118,6 +127,7 @@ def test_s1_tuplevalue_of_multi_carry_loop() -> None:
     assert av.data.item() == 4.0 and bv.data.item() == 1.0 + 2.0 + 3.0
 
 
+@pytest.mark.spec("s0.tensor-or-tuple-result")
 def test_s0_evaluate_returns_tensor_for_single_output() -> None:
     x = Var("x", f32[2])
     out = evaluate(Function("f", (x,), ops.mul(x, 3.0)), torch.tensor([1.0, 2.0]))
@@ -125,6 +135,7 @@ def test_s0_evaluate_returns_tensor_for_single_output() -> None:
     assert torch.equal(out, torch.tensor([3.0, 6.0]))
 
 
+@pytest.mark.spec("s0.tensor-or-tuple-result")
 def test_s0_evaluate_returns_tuple_for_tuple_type_result() -> None:
     x = Var("x", f32[2])
     fn = Function("f", (x,), Tuple((x, Tuple((ops.neg(x), ops.exp(x))))))
@@ -137,12 +148,14 @@ def test_s0_evaluate_returns_tuple_for_tuple_type_result() -> None:
     assert torch.equal(inner[1], torch.exp(torch.tensor([0.0, 1.0])))
 
 
+@pytest.mark.spec("s0.bind-in-order")
 def test_s0_evaluate_binds_inputs_in_order() -> None:
     x, y = Var("x", f32[2]), Var("y", f32[2])
     out = evaluate(Function("f", (x, y), ops.sub(x, y)), torch.tensor([5.0, 5.0]), torch.tensor([1.0, 2.0]))
     assert torch.equal(tensor(out), torch.tensor([4.0, 3.0]))
 
 
+@pytest.mark.spec("s0.tensor-or-tuple-result")
 def test_s0_evaluate_tuple_result_of_dim_var_function_is_concrete() -> None:
     # a TupleType result with symbolic dims still comes back as concrete tensors
     n = DimVar("N")

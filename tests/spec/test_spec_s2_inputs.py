@@ -37,6 +37,7 @@ def _add_fn() -> Function:
 # -- convertibility and dtype ---------------------------------------------------------
 
 
+@pytest.mark.spec("s2.input-convertible-and-cast")
 def test_s2_input_cast_to_param_dtype() -> None:
     x = Var("x", f32[3])
     fn = Function("f", (x,), x)
@@ -49,6 +50,7 @@ def test_s2_input_cast_to_param_dtype() -> None:
     assert out2.tolist() == [1, -1]  # Tensor.to truncates toward zero
 
 
+@pytest.mark.spec("s2.input-convertible-and-cast")
 def test_s2_python_list_input_is_converted_and_cast() -> None:
     x = Var("x", f64[2, 2])
     out = evaluate(Function("f", (x,), x), [[1, 2], [3, 4]])
@@ -56,6 +58,7 @@ def test_s2_python_list_input_is_converted_and_cast() -> None:
     assert out.tolist() == [[1.0, 2.0], [3.0, 4.0]]
 
 
+@pytest.mark.spec("s2.input-convertible-and-cast")
 def test_s2_python_scalar_input_binds_rank0_param() -> None:
     x = Var("x", i64[()])
     out = evaluate(Function("f", (x,), ops.add(x, 1)), 41)
@@ -67,6 +70,7 @@ def test_s2_python_scalar_input_binds_rank0_param() -> None:
     [("abc", "str"), (None, "NoneType"), ([[1.0, 2.0, 3.0, 4.0], [1.0]], "list"), ({"a": 1}, "dict"), (object(), "object")],
     ids=["str", "None", "ragged-list", "dict", "object"],
 )
+@pytest.mark.spec("s2.input-convertible-and-cast")
 def test_s2_non_convertible_input_refused_naming_parameter(bad: object, found: str) -> None:
     fn = _add_fn()
     with pytest.raises(EvalError, match=rf"^f: parameter x \(input 0\): .*{found}") as info:
@@ -74,6 +78,7 @@ def test_s2_non_convertible_input_refused_naming_parameter(bad: object, found: s
     assert "f32[B, 4]" in str(info.value)
 
 
+@pytest.mark.spec("s2.weights-bound-like-activations")
 def test_s2_weights_bound_like_activations() -> None:
     # a weight is an ordinary parameter: same binding, same cast, same checks
     x, w = Var("x", f32[2, 3]), Var("w", f32[3, 4])
@@ -88,6 +93,7 @@ def test_s2_weights_bound_like_activations() -> None:
 # -- count, rank, static dims -----------------------------------------------------------
 
 
+@pytest.mark.spec("s2.one-input-per-parameter")
 def test_s2_wrong_input_count_refused() -> None:
     fn = _add_fn()
     with pytest.raises(EvalError, match=r"function f\(x, y\): expects 2 input\(s\) \(x, y\), got 1"):
@@ -96,11 +102,13 @@ def test_s2_wrong_input_count_refused() -> None:
         evaluate(fn, torch.ones(2, 4), torch.ones(2, 4), torch.ones(2, 4))
 
 
+@pytest.mark.spec("s2.dimvar-bound-from-input")
 def test_s2_wrong_rank_refused() -> None:
     with pytest.raises(EvalError, match=r"parameter y \(input 1\): expected rank 2 \(f32\[B, 4\]\), found rank 1 shape \[4\]"):
         evaluate(_add_fn(), torch.ones(2, 4), torch.ones(4))
 
 
+@pytest.mark.spec("s2.dimvar-bound-from-input")
 def test_s2_wrong_static_dim_refused() -> None:
     with pytest.raises(EvalError, match=r"parameter x \(input 0\): axis 1 must have size 4 \(f32\[B, 4\]\), found 5"):
         evaluate(_add_fn(), torch.ones(2, 5), torch.ones(2, 4))
@@ -109,6 +117,7 @@ def test_s2_wrong_static_dim_refused() -> None:
 # -- DimVars ------------------------------------------------------------------------------
 
 
+@pytest.mark.spec("s2.dimvar-bound-from-input")
 def test_s2_dimvar_bound_from_input_axis() -> None:
     # B is bound from x's axis 0 and used as a size in a shape attribute
     x = Var("x", f32[B, 2])
@@ -117,6 +126,7 @@ def test_s2_dimvar_bound_from_input_axis() -> None:
     assert isinstance(out, torch.Tensor) and tuple(out.shape) == (3, 3)
 
 
+@pytest.mark.spec("s2.dimvar-agree")
 def test_s2_dimvar_later_occurrence_must_agree() -> None:
     fn = _add_fn()
     out = evaluate(fn, torch.ones(3, 4), torch.ones(3, 4))
@@ -128,6 +138,7 @@ def test_s2_dimvar_later_occurrence_must_agree() -> None:
         evaluate(fn, torch.ones(2, 4), torch.ones(3, 4))
 
 
+@pytest.mark.spec("s2.dimvar-agree")
 def test_s2_dimvar_later_occurrence_within_one_input_must_agree() -> None:
     x = Var("x", f32[B, B])
     fn = Function("sq", (x,), x)
@@ -136,6 +147,7 @@ def test_s2_dimvar_later_occurrence_within_one_input_must_agree() -> None:
         evaluate(fn, torch.ones(2, 3))
 
 
+@pytest.mark.spec("s2.dimvar-agree")
 def test_s2_dim_expression_in_parameter_checked_against_binding() -> None:
     x, y = Var("x", f32[B]), Var("y", f32[B * 2])
     fn = Function("f", (x, y), ops.concat(x, y, axis=0))
@@ -144,6 +156,7 @@ def test_s2_dim_expression_in_parameter_checked_against_binding() -> None:
         evaluate(fn, torch.ones(2), torch.ones(5))
 
 
+@pytest.mark.spec("s0.bind-in-order")
 def test_s2_tuple_parameter_binds_field_by_field() -> None:
     p = Var("p", TupleType((f32[2], i64[()])))
     fn = Function("f", (p,), p)
@@ -157,18 +170,21 @@ def test_s2_tuple_parameter_binds_field_by_field() -> None:
 # -- devices ------------------------------------------------------------------------------
 
 
+@pytest.mark.spec("s2.inputs-one-device")
 def test_s2_inputs_on_two_devices_refused_naming_each() -> None:
     with pytest.raises(EvalError, match=r"more than one device: x \(input 0\) on cpu, y \(input 1\) on meta") as info:
         evaluate(_add_fn(), torch.ones(2, 4), torch.ones(2, 4, device="meta"))
     assert "never moves" in str(info.value)
 
 
+@pytest.mark.spec("s0.selects-no-device")
 def test_s2_run_happens_on_the_inputs_device() -> None:
     x = Var("x", f32[2, 4])
     out = evaluate(Function("f", (x,), ops.exp(ops.add(x, 1.0))), torch.ones(2, 4, device="meta"))
     assert isinstance(out, torch.Tensor) and out.device.type == "meta" and tuple(out.shape) == (2, 4)
 
 
+@pytest.mark.spec("s0.selects-no-device")
 def test_s2_constants_created_on_run_device() -> None:
     x = Var("x", f32[2, 4])
     const = Constant(torch.ones(2, 4), f32[2, 4])  # a CPU literal: materialised where the run is
@@ -180,6 +196,7 @@ def test_s2_constants_created_on_run_device() -> None:
         assert isinstance(t, torch.Tensor) and t.device.type == "meta"
 
 
+@pytest.mark.spec("s0.no-tensor-default-device")
 def test_s2_no_tensor_inputs_use_torch_default_device() -> None:
     x = Var("x", f32[2])
     const = Constant(torch.ones(2), f32[2])
@@ -193,6 +210,7 @@ def test_s2_no_tensor_inputs_use_torch_default_device() -> None:
         assert isinstance(t, torch.Tensor) and t.device.type == "meta"
 
 
+@pytest.mark.spec("s2.no-implicit-move", "s0.selects-no-device")
 def test_s2_tensor_input_is_not_moved_to_the_default_device() -> None:
     x = Var("x", f32[2])
     with torch.device("meta"):
@@ -201,11 +219,13 @@ def test_s2_tensor_input_is_not_moved_to_the_default_device() -> None:
     assert torch.equal(out, torch.full((2,), 2.0))
 
 
+@pytest.mark.spec("s2.input-convertible-and-cast")
 def test_s2_errors_are_tfexec_errors() -> None:
     with pytest.raises(TfexecError):
         evaluate(_add_fn(), "no", torch.ones(2, 4))
 
 
+@pytest.mark.spec("s4.constant-materialises")
 def test_s2_constant_of_declared_type() -> None:
     # core-ir §2: a Constant materialises as a tensor of its TensorType (dtype cast included)
     x = Var("x", f32[()])

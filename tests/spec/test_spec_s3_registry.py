@@ -103,12 +103,14 @@ SPAN = Span("model.tf.py", 12, 8, "h", "spec_boom(x)")
 # -- registry ------------------------------------------------------------------------------
 
 
+@pytest.mark.spec("s3.registry-local")
 def test_s3_eval_registry_is_an_analysis_registry() -> None:
     assert isinstance(eval_registry, AnalysisRegistry)
     assert SpecCount in eval_registry
     assert eval_registry.lookup(SpecCount) is not None
 
 
+@pytest.mark.spec("s3.registry-local")
 def test_s3_eval_registry_is_local_to_the_evaluator() -> None:
     # it reuses the AnalysisRegistry container but is none of the other passes' instances
     import sys
@@ -124,6 +126,7 @@ def test_s3_eval_registry_is_local_to_the_evaluator() -> None:
                 assert SpecCount not in value, f"{name}.{attr} received an evaluator handler"
 
 
+@pytest.mark.spec("s3.handler-per-op-class")
 def test_s3_register_eval_dispatches_by_op_class() -> None:
     x = Var("x", f32[2])
     out = evaluate(Function("f", (x,), ops.apply(SpecCount("a"), x)), torch.ones(2))
@@ -131,6 +134,7 @@ def test_s3_register_eval_dispatches_by_op_class() -> None:
     assert spec_helpers.COUNTS["a"] == 1
 
 
+@pytest.mark.spec("s3.handler-per-op-class")
 def test_s3_register_eval_twice_refused_unless_override() -> None:
     @dataclass(frozen=True, slots=True)
     class Once(Op):
@@ -158,12 +162,14 @@ def test_s3_register_eval_twice_refused_unless_override() -> None:
     assert torch.equal(tensor(evaluate(Function("f", (x,), ops.apply(Once(), x)), torch.ones(2))), torch.full((2,), 2.0))
 
 
+@pytest.mark.spec("s3.handler-per-op-class")
 def test_s3_handler_lookup_follows_the_op_class_mro() -> None:
     x = Var("x", f32[2])
     evaluate(Function("f", (x,), ops.apply(SpecCountChild("child"), x)), torch.ones(2))
     assert spec_helpers.COUNTS["child"] == 1
 
 
+@pytest.mark.spec("s3.missing-handler-names-class", "s3.dispatch-failure-evalerror")
 def test_s3_missing_handler_names_op_class() -> None:
     x = Var("x", f32[2])
     call = ops.apply(SpecUnhandled(), x)
@@ -174,6 +180,7 @@ def test_s3_missing_handler_names_op_class() -> None:
     assert "SpecUnhandled" in message and "no evaluator handler" in message
 
 
+@pytest.mark.spec("s3.dispatch-failure-evalerror", "s3.prefix-source-location")
 def test_s3_missing_handler_prefixed_by_span_when_parsed() -> None:
     x = Var("x", f32[2])
     call = Call(SpecUnhandled(), (x,), span=Span("m.tf.py", 3, 5, "y", "spec_unhandled(x)"))
@@ -184,6 +191,7 @@ def test_s3_missing_handler_prefixed_by_span_when_parsed() -> None:
 # -- failures --------------------------------------------------------------------------------
 
 
+@pytest.mark.spec("s3.dispatch-failure-evalerror")
 def test_s3_handler_exception_is_evalerror_prefixed_by_describe_expr() -> None:
     x = Var("x", f32[2])
     call = ops.apply(SpecBoom(), x)
@@ -194,6 +202,7 @@ def test_s3_handler_exception_is_evalerror_prefixed_by_describe_expr() -> None:
     assert isinstance(info.value.__cause__, BoomError)  # the original is kept
 
 
+@pytest.mark.spec("s3.prefix-source-location")
 def test_s3_handler_exception_prefix_identifies_authored_location() -> None:
     x = Var("x", f32[2])
     call = Call(SpecBoom(), (x,), span=SPAN)
@@ -202,6 +211,7 @@ def test_s3_handler_exception_prefix_identifies_authored_location() -> None:
     assert isinstance(info.value.__cause__, BoomError)
 
 
+@pytest.mark.spec("s3.dispatch-failure-evalerror")
 def test_s3_torch_exception_in_builtin_handler_is_evalerror() -> None:
     # without inference, a shape error surfaces from torch inside the handler
     a, b = Var("a", f32[2, 3]), Var("b", f32[2, 3])
@@ -212,6 +222,7 @@ def test_s3_torch_exception_in_builtin_handler_is_evalerror() -> None:
     assert isinstance(info.value.__cause__, RuntimeError)
 
 
+@pytest.mark.spec("s3.handler-context", "s3.dispatch-failure-evalerror")
 def test_s3_handler_returning_a_non_value_is_evalerror() -> None:
     x = Var("x", f32[2])
     call = ops.apply(SpecNotAValue(), x)
@@ -219,6 +230,7 @@ def test_s3_handler_returning_a_non_value_is_evalerror() -> None:
         evaluate(Function("f", (x,), call), torch.ones(2))
 
 
+@pytest.mark.spec("s3.dispatch-failure-evalerror")
 def test_s3_wrong_operand_count_is_evalerror_prefixed() -> None:
     x = Var("x", f32[2])
     call = Call(SpecCount("n"), (x, x))
@@ -227,6 +239,7 @@ def test_s3_wrong_operand_count_is_evalerror_prefixed() -> None:
     assert spec_helpers.COUNTS["n"] == 0  # the handler never ran
 
 
+@pytest.mark.spec("s3.other-failure-contracts")
 def test_s3_function_call_failure_keeps_callee_node_prefix() -> None:
     # "Function-call ... failures retain their own contracts": the failing node inside the
     # callee names itself, not the call site.
@@ -241,6 +254,7 @@ def test_s3_function_call_failure_keeps_callee_node_prefix() -> None:
 # -- the context --------------------------------------------------------------------------------
 
 
+@pytest.mark.spec("s3.handler-context")
 def test_s3_handler_receives_evaluated_operands_in_call_order() -> None:
     a, b = Var("a", f32[2]), Var("b", i64[3])
     call = ops.apply(SpecProbe("p"), b, a, ops.neg(a))
@@ -254,6 +268,7 @@ def test_s3_handler_receives_evaluated_operands_in_call_order() -> None:
     assert isinstance(third, TensorValue) and third.data.tolist() == [-1.0, -2.0]
 
 
+@pytest.mark.spec("s3.handler-context")
 def test_s3_tuple_operand_arrives_as_tuplevalue() -> None:
     # runtime data reaches a handler only as an evaluated operand, never as an Expr
     a = Var("a", f32[2])
@@ -264,6 +279,7 @@ def test_s3_tuple_operand_arrives_as_tuplevalue() -> None:
     assert all(isinstance(e, TensorValue) for e in ctx.args[1].elements)
 
 
+@pytest.mark.spec("s3.handler-context")
 def test_s3_result_type_is_checked_type_or_none() -> None:
     a = Var("a", f32[2])
     call = ops.apply(SpecProbe("r"), a)
@@ -275,6 +291,7 @@ def test_s3_result_type_is_checked_type_or_none() -> None:
     assert PROBES["r"][1].result_type == f32[2]
 
 
+@pytest.mark.spec("s3.handler-context", "s4.dim-bindings")
 def test_s3_context_carries_device_and_dim_bindings() -> None:
     b = DimVar("B")
     a = Var("a", f32[b, 2])
@@ -287,6 +304,7 @@ def test_s3_context_carries_device_and_dim_bindings() -> None:
     assert meta_ctx.loaded_module is None
 
 
+@pytest.mark.spec("s3.handler-context")
 def test_s3_context_carries_the_loaded_module() -> None:
     a = Var("a", f32[2])
     fn = Function("forward", (a,), ops.apply(SpecProbe("m"), ops.add(a, ConstTensor("w", f32[2]))))
@@ -296,6 +314,7 @@ def test_s3_context_carries_the_loaded_module() -> None:
     assert ctx.loaded_module is loaded
 
 
+@pytest.mark.spec("s3.handler-context")
 def test_s3_for_op_keeps_run_state() -> None:
     run = EvaluateContext(device="meta", dim_bindings={"B": 4})
     v = TensorValue(torch.zeros(2), f32[2])
@@ -316,6 +335,7 @@ def test_s3_for_op_keeps_run_state() -> None:
         (torch.ones(2, dtype=torch.bool), torch.ones(2, dtype=torch.uint8)),
     ],
 )
+@pytest.mark.spec("s3.torch-promotion")
 def test_s3_dtype_promotion_follows_torch(lhs: torch.Tensor, rhs: torch.Tensor) -> None:
     a = Var("a", _type_of(lhs))
     b = Var("b", _type_of(rhs))
@@ -325,6 +345,7 @@ def test_s3_dtype_promotion_follows_torch(lhs: torch.Tensor, rhs: torch.Tensor) 
         assert isinstance(out, torch.Tensor) and out.dtype == want.dtype and torch.equal(out, want)
 
 
+@pytest.mark.spec("s3.torch-promotion")
 def test_s3_weak_scalar_promotes_like_a_torch_python_scalar() -> None:
     a = Var("a", f16[2])
     out = evaluate(Function("f", (a,), ops.add(a, 0.5)), torch.ones(2, dtype=torch.float16))
@@ -334,6 +355,7 @@ def test_s3_weak_scalar_promotes_like_a_torch_python_scalar() -> None:
     assert isinstance(out2, torch.Tensor) and out2.dtype == torch.ones(2, dtype=torch.int32).mul(2.5).dtype
 
 
+@pytest.mark.spec("s3.no-type-inference-dependence")
 def test_s3_handler_does_not_need_type_inference() -> None:
     x, w = Var("x", f32[2, 3]), Var("w", f32[3, 4])
     h = ops.matmul(x, w)
@@ -371,6 +393,7 @@ _SCALAR_CASES = [
 ]
 
 
+@pytest.mark.spec("s3.torch-promotion")
 @pytest.mark.parametrize("name,build,torch_fn", _SCALAR_CASES, ids=[c[0] for c in _SCALAR_CASES])
 @pytest.mark.parametrize("scalar", [2, 0.5, True], ids=["int", "float", "bool"])
 @pytest.mark.parametrize("dtype", [torch.float16, torch.int32, torch.uint8], ids=["f16", "i32", "u8"])
@@ -399,6 +422,7 @@ def test_s3_weak_scalar_on_either_side_promotes_like_torch(
         assert torch.equal(out, want), (left, out, want)
 
 
+@pytest.mark.spec("s3.prefix-source-location")
 def test_s3_parsed_program_error_names_authored_location_binding_and_op() -> None:
     from tfexec.text import parse_function
 

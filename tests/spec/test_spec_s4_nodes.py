@@ -50,6 +50,7 @@ def _count(tag: str, x: Expr) -> Call:
 # -- memoisation ------------------------------------------------------------------------------
 
 
+@pytest.mark.spec("s4.memo-identity")
 def test_s4_shared_subdag_evaluated_once() -> None:
     x = Var("x", f32[3])
     shared = _count("shared", ops.exp(x))
@@ -59,6 +60,7 @@ def test_s4_shared_subdag_evaluated_once() -> None:
     assert torch.equal(tensors(result)[1], torch.ones(3))
 
 
+@pytest.mark.spec("s4.memo-identity")
 def test_s4_shared_subdag_in_callee_evaluated_once_per_call() -> None:
     y = Var("y", f32[2])
     s = _count("callee", y)
@@ -69,6 +71,7 @@ def test_s4_shared_subdag_in_callee_evaluated_once_per_call() -> None:
     assert torch.equal(tensor(out), torch.zeros(2))
 
 
+@pytest.mark.spec("s4.memo-identity")
 def test_s4_one_call_node_reached_twice_is_evaluated_once() -> None:
     y = Var("y", f32[2])
     g = Function("g", (y,), _count("body", y))
@@ -78,6 +81,7 @@ def test_s4_one_call_node_reached_twice_is_evaluated_once() -> None:
     assert spec_helpers.COUNTS["body"] == 1
 
 
+@pytest.mark.spec("s4.memo-identity")
 def test_s4_visit_memoises_on_identity_not_structure() -> None:
     x = Var("x", f32[2])
     a, b = _count("twin", x), _count("twin", x)  # equal fields, two nodes
@@ -85,6 +89,7 @@ def test_s4_visit_memoises_on_identity_not_structure() -> None:
     assert spec_helpers.COUNTS["twin"] == 2
 
 
+@pytest.mark.spec("s4.memo-identity")
 def test_s4_visitor_reuses_values_across_visit_calls() -> None:
     base = _count("base", ops.exp(Constant(torch.zeros(2), f32[2])))
     top = _count("top", ops.neg(base))
@@ -101,6 +106,7 @@ def test_s4_visitor_reuses_values_across_visit_calls() -> None:
     assert spec_helpers.COUNTS["top"] == 2
 
 
+@pytest.mark.spec("s4.memo-identity")
 def test_s4_memo_on_identity_never_confuses_a_dead_node_with_a_new_one() -> None:
     # the memo is keyed on id(expr): nodes built, visited and dropped one after another must
     # never read each other's values (CPython reuses the ids of freed objects)
@@ -110,6 +116,7 @@ def test_s4_memo_on_identity_never_confuses_a_dead_node_with_a_new_one() -> None
         assert isinstance(value, TensorValue) and value.data.item() == i + 1.0
 
 
+@pytest.mark.spec("s4.call-dispatch")
 def test_s4_operands_evaluated_before_dispatch() -> None:
     x = Var("x", f32[2])
     first = _count("first", x)
@@ -121,6 +128,7 @@ def test_s4_operands_evaluated_before_dispatch() -> None:
 # -- Var and Constant -------------------------------------------------------------------------------
 
 
+@pytest.mark.spec("s4.var-binding")
 def test_s4_var_resolves_to_its_binding() -> None:
     x, y = Var("x", f32[2]), Var("y", f32[2])
     out = evaluate(Function("f", (x, y), Tuple((y, x))), torch.zeros(2), torch.ones(2))
@@ -128,6 +136,7 @@ def test_s4_var_resolves_to_its_binding() -> None:
     assert torch.equal(first, torch.ones(2)) and torch.equal(second, torch.zeros(2))
 
 
+@pytest.mark.spec("s4.var-binding", "s3.other-failure-contracts")
 def test_s4_unbound_var_is_evalerror_naming_it() -> None:
     x, z = Var("x", f32[2]), Var("z", f32[2])
     with pytest.raises(EvalError, match=r"^var z: f32\[2\]: variable z is not bound here"):
@@ -138,6 +147,7 @@ def test_s4_unbound_var_is_evalerror_naming_it() -> None:
     ("value", "t", "dtype"),
     [(3, f32[()], torch.float32), (2.75, f64[()], torch.float64), (True, b1[()], torch.bool), (7, i32[()], torch.int32)],
 )
+@pytest.mark.spec("s4.constant-materialises")
 def test_s4_scalar_constant_materialises_as_rank0_of_its_type(
     value: bool | int | float, t: TensorType, dtype: torch.dtype
 ) -> None:
@@ -147,6 +157,7 @@ def test_s4_scalar_constant_materialises_as_rank0_of_its_type(
     assert v.type == t
 
 
+@pytest.mark.spec("s4.constant-materialises")
 def test_s4_tensor_constant_materialises_with_its_type() -> None:
     c = Constant(torch.tensor([[1, 2], [3, 4]]), f64[2, 2])
     v = EvaluatorVisitor().visit(c, EvaluateContext())
@@ -154,6 +165,7 @@ def test_s4_tensor_constant_materialises_with_its_type() -> None:
     assert v.data.tolist() == [[1.0, 2.0], [3.0, 4.0]]
 
 
+@pytest.mark.spec("s4.constant-materialises")
 def test_s4_tensor_constant_is_not_aliased() -> None:
     # evaluating a constant never hands out the literal itself: the program cannot mutate it
     literal = torch.zeros(2)
@@ -161,6 +173,7 @@ def test_s4_tensor_constant_is_not_aliased() -> None:
     assert isinstance(v, TensorValue) and v.data.data_ptr() != literal.data_ptr()
 
 
+@pytest.mark.spec("s4.constant-materialises")
 def test_s4_constant_whose_tensor_disagrees_with_its_type_is_evalerror() -> None:
     with pytest.raises(EvalError, match=r"^constant constant f32\[3\]: f32\[3\]: tensor of shape \[2\] does not match its type f32\[3\]"):
         EvaluatorVisitor().visit(Constant(torch.zeros(2), f32[3]), EvaluateContext())
@@ -171,6 +184,7 @@ def test_s4_constant_whose_tensor_disagrees_with_its_type_is_evalerror() -> None
 # -- shape attributes resolve through dim_bindings -----------------------------------------------
 
 
+@pytest.mark.spec("s4.dim-bindings")
 def test_s4_shape_attributes_resolve_through_dim_bindings() -> None:
     x = Var("x", f32[N, 2])
     fn = Function("f", (x,), Tuple((ops.reshape(x, shape=(N * 2,)), ops.full(shape=(N // 2, 3), value=1.0, dtype=f32))))
@@ -198,6 +212,7 @@ def _expr_attr(ctx: EvaluateContext) -> Value:
     return ctx.args[0]
 
 
+@pytest.mark.spec("s4.runtime-data-operand", "s4.no-reentry-through-attribute")
 def test_s4_expr_valued_runtime_data_must_be_a_call_operand() -> None:
     x = Var("x", f32[2])
     bad = ops.apply(SpecExprAttr(hidden=ops.neg(x)), x)
@@ -216,6 +231,7 @@ def test_s4_expr_valued_runtime_data_must_be_a_call_operand() -> None:
 # -- Slice -------------------------------------------------------------------------------------------
 
 
+@pytest.mark.spec("s4.slice-starts-sizes-strides")
 def test_s4_slice_consumes_evaluated_starts_and_resolves_sizes() -> None:
     x = Var("x", f32[N, 6])
     s = Var("s", i64[()])
@@ -225,12 +241,14 @@ def test_s4_slice_consumes_evaluated_starts_and_resolves_sizes() -> None:
     assert torch.equal(tensor(out), data[:, 3:5])
 
 
+@pytest.mark.spec("s4.slice-starts-sizes-strides")
 def test_s4_slice_strided_window() -> None:
     x = Var("x", f32[8])
     fn = Function("f", (x,), ops.slice(x, (1,), sizes=(3,), strides=(3,)))
     assert tensor(evaluate(fn, torch.arange(8.0))).tolist() == [1.0, 4.0, 7.0]
 
 
+@pytest.mark.spec("s4.slice-window-past-axis")
 def test_s4_slice_window_past_axis_raises() -> None:
     x = Var("x", f32[N, 6])
     s = Var("s", i64[()])
@@ -242,6 +260,7 @@ def test_s4_slice_window_past_axis_raises() -> None:
     assert str(info.value).startswith(describe_expr(call) + ": ")
 
 
+@pytest.mark.spec("s4.slice-window-past-axis")
 def test_s4_slice_strided_window_past_axis_raises() -> None:
     x = Var("x", f32[8])
     fn = Function("f", (x,), ops.slice(x, (2,), sizes=(3,), strides=(3,)))
@@ -249,6 +268,7 @@ def test_s4_slice_strided_window_past_axis_raises() -> None:
         evaluate(fn, torch.arange(8.0))
 
 
+@pytest.mark.spec("s4.slice-window-past-axis")
 def test_s4_slice_negative_start_raises() -> None:
     x = Var("x", f32[6])
     s = Var("s", i64[()])
@@ -256,6 +276,7 @@ def test_s4_slice_negative_start_raises() -> None:
         evaluate(Function("f", (x, s), ops.slice(x, (s,), sizes=(2,))), torch.ones(6), -1)
 
 
+@pytest.mark.spec("s4.slice-window-past-axis", "s4.slice-starts-sizes-strides")
 def test_s4_slice_size_from_dim_binding_past_axis_raises() -> None:
     # the size is symbolic; the runtime axis it windows is shorter than the window
     x, y = Var("x", f32[N]), Var("y", f32[4])
@@ -273,6 +294,7 @@ _DIM_BUILDERS = {
 }
 
 
+@pytest.mark.spec("s4.dim-arith-operand")
 @pytest.mark.parametrize("op", sorted(_DIM_BUILDERS))
 @pytest.mark.parametrize(("a", "b"), [(7, 3), (-7, 3), (7, -3), (-7, -3), (0, 5), (12, 12)])
 def test_s4_dim_arithmetic_operand_folds_like_resolve_dim(op: str, a: int, b: int) -> None:
@@ -283,6 +305,7 @@ def test_s4_dim_arithmetic_operand_folds_like_resolve_dim(op: str, a: int, b: in
     assert out.item() == want
 
 
+@pytest.mark.spec("s4.dim-arith-operand")
 def test_s4_dim_arithmetic_in_slice_start_matches_shape_position() -> None:
     # the same arithmetic spelled as a shape (DimExpr) and as an operand (dim_* Call) agrees
     x = Var("x", f32[N])
@@ -296,6 +319,7 @@ def test_s4_dim_arithmetic_in_slice_start_matches_shape_position() -> None:
     assert made.shape == (30,)
 
 
+@pytest.mark.spec("s4.dim-arith-operand")
 def test_s4_dim_arithmetic_division_by_zero_is_evalerror() -> None:
     p, q = Var("p", i64[()]), Var("q", i64[()])
     with pytest.raises(EvalError, match=r"^dim_floordiv\(p, q\): .*floordiv by zero"):
@@ -312,6 +336,7 @@ def _callee(param_type: TensorType | TupleType, tag: str = "body") -> Function:
     return Function("g", (y,), _count(tag, y))
 
 
+@pytest.mark.spec("s4.function-call")
 def test_s4_function_call_binds_arguments_in_fresh_environment() -> None:
     a, b = Var("a", f32[2]), Var("b", f32[2])
     g = Function("g", (a, b), ops.sub(a, b))
@@ -320,6 +345,7 @@ def test_s4_function_call_binds_arguments_in_fresh_environment() -> None:
     assert torch.equal(tensor(out), torch.ones(2))
 
 
+@pytest.mark.spec("s4.function-call")
 def test_s4_callee_does_not_see_callers_variables() -> None:
     x = Var("x", f32[2])
     y = Var("y", f32[2])
@@ -328,6 +354,7 @@ def test_s4_callee_does_not_see_callers_variables() -> None:
         evaluate(Function("f", (x,), ops.call(g, x)), torch.ones(2))
 
 
+@pytest.mark.spec("s4.function-call")
 def test_s4_callee_dims_bound_from_its_arguments_per_call() -> None:
     y = Var("y", f32[N])
     g = Function("g", (y,), ops.add(y, ops.full(shape=(N,), value=1.0, dtype=f32)))
@@ -348,6 +375,7 @@ def test_s4_callee_dims_bound_from_its_arguments_per_call() -> None:
     ],
     ids=["dtype", "rank", "static-dim", "dimvar", "layout"],
 )
+@pytest.mark.spec("s4.function-boundary")
 def test_s4_function_boundary_checked_before_callee_body(
     param: TensorType, arg: TensorType, arg_value: torch.Tensor, why: str
 ) -> None:
@@ -359,6 +387,7 @@ def test_s4_function_boundary_checked_before_callee_body(
     assert spec_helpers.COUNTS["body"] == 0  # the callee body never ran
 
 
+@pytest.mark.spec("s4.function-boundary")
 def test_s4_function_boundary_tuple_arguments_match_field_by_field() -> None:
     g = _callee(TupleType((f32[2], i64[()])))
     x = Var("x", TupleType((f32[2], f32[()])))
@@ -370,6 +399,7 @@ def test_s4_function_boundary_tuple_arguments_match_field_by_field() -> None:
     assert spec_helpers.COUNTS["body"] == 1
 
 
+@pytest.mark.spec("s4.function-boundary")
 def test_s4_function_call_with_wrong_argument_count_is_evalerror() -> None:
     g = _callee(f32[2])
     x = Var("x", f32[2])
@@ -378,6 +408,7 @@ def test_s4_function_call_with_wrong_argument_count_is_evalerror() -> None:
     assert spec_helpers.COUNTS["body"] == 0
 
 
+@pytest.mark.spec("s4.function-boundary")
 def test_s4_function_boundary_layout_none_accepts_any_layout() -> None:
     g = _callee(f32[4])
     x = Var("x", f32[4])
@@ -386,6 +417,7 @@ def test_s4_function_boundary_layout_none_accepts_any_layout() -> None:
     assert spec_helpers.COUNTS["body"] == 1
 
 
+@pytest.mark.spec("s4.function-call")
 def test_s4_recursive_function_call_is_evalerror() -> None:
     z = Var("z", f32[2])
     call_self = Call(Function("placeholder", (z,), z), (z,))

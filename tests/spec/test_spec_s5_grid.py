@@ -33,6 +33,7 @@ def _iv() -> Var:
     return Var("k", i64[()])
 
 
+@pytest.mark.spec("s5.carry-chain")
 def test_s5_first_iteration_binds_phi_to_init_later_to_previous_yield() -> None:
     # acc_{i+1} = 10 * acc_i + (i + 1), from acc_0 = init: the digits record the order
     k = _iv()
@@ -46,6 +47,7 @@ def test_s5_first_iteration_binds_phi_to_init_later_to_previous_yield() -> None:
     assert [v.data.item() for v in seen if isinstance(v, TensorValue)] == [7, 71, 712]
 
 
+@pytest.mark.spec("s5.induction-var")
 def test_s5_induction_var_is_rank0_int64_current_index() -> None:
     k = _iv()
     acc = Var("acc", f32[()])
@@ -61,6 +63,7 @@ def test_s5_induction_var_is_rank0_int64_current_index() -> None:
         assert v.type == i64[()]
 
 
+@pytest.mark.spec("s5.induction-var", "s0.selects-no-device")
 def test_s5_induction_var_on_run_device() -> None:
     k = _iv()
     x = Var("x", f32[2])
@@ -69,6 +72,7 @@ def test_s5_induction_var_on_run_device() -> None:
     assert all(isinstance(c.args[0], TensorValue) and c.args[0].data.device.type == "meta" for c in PROBES["dev"])
 
 
+@pytest.mark.spec("s5.result")
 def test_s5_single_carry_result_is_the_final_value() -> None:
     k = _iv()
     x = Var("x", f32[3])
@@ -84,6 +88,7 @@ def test_s5_single_carry_result_is_the_final_value() -> None:
     assert torch.equal(tensor(out), torch.full((3,), 32.0))
 
 
+@pytest.mark.spec("s5.result")
 def test_s5_multi_carry_result_is_tuplevalue_in_carry_order() -> None:
     k = _iv()
     a, b = Var("a", f32[()]), Var("b", f32[()])
@@ -96,6 +101,7 @@ def test_s5_multi_carry_result_is_tuplevalue_in_carry_order() -> None:
     assert [t.item() for t in tensors(out)] == [8.0, 13.0]
 
 
+@pytest.mark.spec("s5.no-carry")
 def test_s5_no_carry_loop_yields_final_body_value() -> None:
     k = _iv()
     x = Var("x", f32[4])
@@ -105,6 +111,7 @@ def test_s5_no_carry_loop_yields_final_body_value() -> None:
     assert torch.equal(tensor(out), torch.full((4,), 2.0))
 
 
+@pytest.mark.spec("s5.no-carry")
 def test_s5_no_carry_loop_evaluates_body_every_iteration() -> None:
     k = _iv()
     loop = GridRegionExpr(5, k, (), (), ops.apply(SpecCount("body"), k), ())
@@ -113,6 +120,7 @@ def test_s5_no_carry_loop_evaluates_body_every_iteration() -> None:
     assert spec_helpers.COUNTS["body"] == 5
 
 
+@pytest.mark.spec("s5.result")
 def test_s5_carried_loop_does_not_evaluate_body() -> None:
     # hir §1.2: with carries the result depends on yield_values alone
     k = _iv()
@@ -124,6 +132,7 @@ def test_s5_carried_loop_does_not_evaluate_body() -> None:
     assert spec_helpers.COUNTS["unused"] == 0
 
 
+@pytest.mark.spec("s5.carry-chain", "s5.result")
 def test_s5_zero_trip_loop_returns_init_values() -> None:
     k = _iv()
     x = Var("x", f32[2])
@@ -142,6 +151,7 @@ def test_s5_zero_trip_loop_returns_init_values() -> None:
     assert spec_helpers.COUNTS["step"] == 0
 
 
+@pytest.mark.spec("s5.no-carry")
 def test_s5_zero_trip_no_carry_loop_is_error_naming_loop() -> None:
     k = _iv()
     loop = GridRegionExpr(0, k, (), (), ops.add(k, 1), ())
@@ -151,6 +161,7 @@ def test_s5_zero_trip_no_carry_loop_is_error_naming_loop() -> None:
     assert "grid(extent=0, index=k" in str(info.value)
 
 
+@pytest.mark.spec("s5.loop-over-domain")
 def test_s5_negative_extent_is_error() -> None:
     k = _iv()
     acc = Var("acc", f32[()])
@@ -161,6 +172,7 @@ def test_s5_negative_extent_is_error() -> None:
     assert str(info.value).startswith(describe_expr(loop) + ": ")
 
 
+@pytest.mark.spec("s5.loop-over-domain")
 def test_s5_unbound_extent_is_error_naming_the_dim() -> None:
     k = _iv()
     loop = GridRegionExpr(K, k, (), (), k, ())
@@ -168,6 +180,7 @@ def test_s5_unbound_extent_is_error_naming_the_dim() -> None:
         evaluate(Function("f", (), loop))
 
 
+@pytest.mark.spec("s5.loop-over-domain")
 def test_s5_extent_from_dim_binding() -> None:
     k = _iv()
     n = Var("n", f32[K])
@@ -175,6 +188,7 @@ def test_s5_extent_from_dim_binding() -> None:
     assert tensor(evaluate(Function("f", (n,), loop), torch.zeros(9))).item() == 3
 
 
+@pytest.mark.spec("s4.memo-identity")
 def test_s5_loop_invariant_body_nodes_evaluated_once() -> None:
     k = _iv()
     x = Var("x", f32[3])
@@ -188,6 +202,7 @@ def test_s5_loop_invariant_body_nodes_evaluated_once() -> None:
     assert spec_helpers.COUNTS["variant"] == 5
 
 
+@pytest.mark.spec("s4.memo-identity")
 def test_s5_loop_invariant_node_in_no_carry_loop_evaluated_once() -> None:
     k = _iv()
     x = Var("x", f32[2])
@@ -198,6 +213,7 @@ def test_s5_loop_invariant_node_in_no_carry_loop_evaluated_once() -> None:
     assert spec_helpers.COUNTS["inv"] == 1 and spec_helpers.COUNTS["var"] == 4
 
 
+@pytest.mark.spec("s5.induction-var", "s4.dim-arith-operand")
 def test_s5_tiled_matmul_with_slice_start_from_induction_variable() -> None:
     # the canonical tiled loop of hir §1.2: the slice start is a dim_mul of the index
     a, b = Var("a", f32[4, K]), Var("b", f32[K, 4])
@@ -216,6 +232,7 @@ def test_s5_tiled_matmul_with_slice_start_from_induction_variable() -> None:
     assert isinstance(out, torch.Tensor) and torch.equal(out, want)
 
 
+@pytest.mark.spec("s5.induction-var")
 def test_s5_nested_loops_read_the_outer_index() -> None:
     i, j = Var("i", i64[()]), Var("j", i64[()])
     acc, inner_acc = Var("acc", i64[()]), Var("inner", i64[()])
@@ -226,6 +243,7 @@ def test_s5_nested_loops_read_the_outer_index() -> None:
     assert isinstance(out, torch.Tensor) and out.item() == sum(a * b for a in range(4) for b in range(3))
 
 
+@pytest.mark.spec("s3.other-failure-contracts")
 def test_s5_loop_body_failure_names_the_failing_body_node() -> None:
     k = _iv()
     x = Var("x", f32[4])
@@ -245,11 +263,13 @@ def _weak_init_loop() -> Expr:
     return GridRegionExpr(2, k, (ops.as_expr(1.0),), (acc,), y, (y,))
 
 
+@pytest.mark.spec("s5.result")
 def test_s5_loop_result_is_an_ordinary_value() -> None:
     v = EvaluatorVisitor().visit(_weak_init_loop(), EvaluateContext())
     assert isinstance(v, TensorValue) and v.scalar is None and v.data.item() == 2.0
 
 
+@pytest.mark.spec("s5.visitor-method")
 def test_s5_loop_is_the_visitor_method_no_separate_eval_grid() -> None:
     import tfexec
     import tfexec.evaluator.visitor as visitor_module

@@ -57,6 +57,7 @@ def _data() -> torch.Tensor:
 # -- axis ops address logical axes ----------------------------------------------------------------
 
 
+@pytest.mark.spec("s6.logical-axes", "s6.reshard-never-changes-what-an-op-reads")
 @pytest.mark.parametrize("layout", LAYOUTS, ids=LAYOUT_IDS)
 def test_s6_axis_ops_address_logical_axes_whatever_the_layout(layout: Layout | ShardLayout | None) -> None:
     x = Var("x", f32[4, 6])
@@ -77,6 +78,7 @@ def test_s6_axis_ops_address_logical_axes_whatever_the_layout(layout: Layout | S
         assert torch.equal(out, want), name
 
 
+@pytest.mark.spec("s6.regroup-by-reshape")
 def test_s6_regroup_axis_by_logical_reshape_before_per_head_norm() -> None:
     s, h, d = 3, 2, 4
     x = Var("x", f32[s, h * d])
@@ -96,6 +98,7 @@ def _flat(rows: int, cols: int) -> torch.Tensor:
 # -- reshard -----------------------------------------------------------------------------------------------
 
 
+@pytest.mark.spec("s6.reshard-keeps-value")
 @pytest.mark.parametrize("layout", LAYOUTS, ids=LAYOUT_IDS)
 def test_s6_reshard_preserves_the_logical_value(layout: Layout | ShardLayout | None) -> None:
     data = _data()
@@ -104,6 +107,7 @@ def test_s6_reshard_preserves_the_logical_value(layout: Layout | ShardLayout | N
     assert v.type == TensorType((4, 6), DType.float32, layout)
 
 
+@pytest.mark.spec("s6.reshard-keeps-value")
 def test_s6_reshard_chain_round_trips_the_value() -> None:
     x = Var("x", f32[4, 6])
     chain = ops.reshard(ops.reshard(ops.reshard(x, layout=TILED), layout=SPLIT0), layout=None)
@@ -113,6 +117,7 @@ def test_s6_reshard_chain_round_trips_the_value() -> None:
 # -- local -------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.spec("s6.local-identity-without-split")
 def test_s6_local_without_split_is_the_identity() -> None:
     data = _data()
     plain = _value(ops.local(Constant(data, f32[4, 6])))
@@ -125,6 +130,7 @@ def test_s6_local_without_split_is_the_identity() -> None:
     assert torch.equal(tiled.data, data) and tiled.type.layout == Layout((3, 8))
 
 
+@pytest.mark.spec("s6.local-split-refused")
 def test_s6_local_on_split_axis_raises_one_participant_error() -> None:
     x = Var("x", f32[4, 6])
     call = ops.local(ops.reshard(x, layout=SPLIT0))
@@ -136,6 +142,7 @@ def test_s6_local_on_split_axis_raises_one_participant_error() -> None:
     assert "Split(0)" in message
 
 
+@pytest.mark.spec("s6.local-split-refused")
 def test_s6_local_on_split_of_two_axis_mesh_raises() -> None:
     mesh = Mesh((2, 2), ("dp", "tp"))
     x = Var("x", f32[4, 6])
@@ -144,6 +151,7 @@ def test_s6_local_on_split_of_two_axis_mesh_raises() -> None:
         evaluate(Function("f", (x,), call), _data())
 
 
+@pytest.mark.spec("s6.unmodelled-identifies-itself")
 def test_s6_unmodelled_path_identifies_itself_not_a_torch_error() -> None:
     x = Var("x", f32[4, 6])
     call = ops.local(ops.reshard(x, layout=SPLIT0))
@@ -155,6 +163,7 @@ def test_s6_unmodelled_path_identifies_itself_not_a_torch_error() -> None:
 # -- layout views --------------------------------------------------------------------------------------
 
 
+@pytest.mark.spec("s6.layout-views", "s1.layout-drives-projection")
 def test_s6_as_layout_view_reshapes_to_layout_shape_contiguously() -> None:
     data = torch.arange(24.0).reshape(4, 6)
     v = TensorValue(data, TensorType((4, 6), DType.float32, TILED))
@@ -164,6 +173,7 @@ def test_s6_as_layout_view_reshapes_to_layout_shape_contiguously() -> None:
     assert torch.equal(back.data, data) and back.type.shape == (4, 6) and back.type.layout == TILED
 
 
+@pytest.mark.spec("s6.layout-views", "s1.layout-drives-projection")
 def test_s6_as_layout_view_of_shard_layout_uses_its_layout_shape() -> None:
     data = torch.arange(24.0).reshape(4, 6)
     t = TensorType((4, 6), DType.float32, ShardLayout(MESH, (Replicate(),), Layout((2, 3, 4))))
@@ -172,6 +182,7 @@ def test_s6_as_layout_view_of_shard_layout_uses_its_layout_shape() -> None:
     assert torch.equal(from_layout_view(view, t).data, data)
 
 
+@pytest.mark.spec("s6.layout-views")
 def test_s6_layout_view_without_layout_is_the_data() -> None:
     data = torch.arange(6.0).reshape(2, 3)
     for layout in (None, SPLIT0):
@@ -179,6 +190,7 @@ def test_s6_layout_view_without_layout_is_the_data() -> None:
         assert as_layout_view(v) is data
 
 
+@pytest.mark.spec("s6.layout-views")
 def test_s6_layout_view_resolves_dims_through_bindings() -> None:
     n = DimVar("N")
     data = torch.arange(12.0).reshape(3, 4)
@@ -189,6 +201,7 @@ def test_s6_layout_view_resolves_dims_through_bindings() -> None:
     assert torch.equal(back.data, data) and back.type.shape == (3, 4)
 
 
+@pytest.mark.spec("s6.layout-views")
 def test_s6_layout_view_errors_are_evalerrors() -> None:
     data = torch.arange(12.0).reshape(3, 4)
     wrong = TensorValue(data, TensorType((3, 4), DType.float32, Layout((5, 2))))
@@ -204,6 +217,7 @@ def test_s6_layout_view_errors_are_evalerrors() -> None:
         from_layout_view(data, TensorType((2, 4), DType.float32, Layout((3, 4))))
 
 
+@pytest.mark.spec("s6.no-layout-domain-op")
 def test_s6_no_current_op_computes_in_the_layout_domain() -> None:
     # "no op in the current set is layout-domain, so none of them call these helpers"
     for info in pkgutil.iter_modules(handlers_pkg.__path__):

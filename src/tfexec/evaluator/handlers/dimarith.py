@@ -21,7 +21,7 @@ def _register(cls: type[DimOp]) -> None:
             try:
                 result = apply_dim_op(dim_op, lhs, rhs)
             except DimError as exc:
-                raise EvalError(f"{name}: {exc}") from None
+                raise EvalError(f"{name}: {exc} [{name} (C2)]") from None
             return torch.tensor(result, dtype=torch.int64, device=ctx.device)
 
         return Kernel(run, needs_ctx=True)

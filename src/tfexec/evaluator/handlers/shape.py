@@ -142,7 +142,7 @@ def _take(op: Take, layouts: Layouts) -> Kernel:
                 bad = low if low < 0 else high
                 raise EvalError(
                     f"take: index {bad} is out of range for axis {axis} of length {x.shape[axis]}"
-                    f" (expected 0..{x.shape[axis] - 1}; indices never wrap around)"
+                    f" (expected 0..{x.shape[axis] - 1}; indices never wrap around) [take (C3)]"
                 )
         picked = torch.index_select(x, axis, flat)
         return picked.reshape(tuple(x.shape[:axis]) + tuple(indices.shape) + tuple(x.shape[axis + 1 :]))

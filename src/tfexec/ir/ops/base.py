@@ -4,6 +4,13 @@ An ``Op`` subclass is one operation kind; an instance holds one call's static at
 as frozen dataclass fields. Each subclass states its text spelling (``name``), its operand
 count (``arity``) and its type rule (``infer``). Value rules live apart, in
 ``tfexec.evaluator.handlers``, registered against the class.
+
+An op class's docstring is its reference entry (``docs/ops.md``, ``tfexec ops NAME``): a
+summary, then ``Type rule:``, ``Value rule:``, ``Constraints:`` with labelled items
+``(C1)``…, ``Example:`` and ``Refused (Cn):`` programs. The convention is described in
+``tfexec.docs``. A check of constraint ``Cn`` cites it in its message as ``op (Cn)``:
+``matmul (C1): contracted sizes differ …``, or, where a message's older wording is kept,
+at its end: ``… [softmax (C2)]`` (``cite``).
 """
 
 from dataclasses import dataclass, fields
@@ -64,8 +71,17 @@ def tensor_operand(op: Op, args: tuple[Operand, ...], index: int, what: str = "o
     return t
 
 
-def normalize_axis(op: Op, axis: int, rank: int) -> int:
-    """Map a possibly negative axis into ``[0, rank)`` or raise a ``TypeRuleError``."""
+def cite(op_name: str, label: str | None) -> str:
+    """The suffix by which a message cites constraint ``label`` of ``op_name``: `` [softmax (C2)]``
+    (empty without a label)."""
+    return f" [{op_name} ({label})]" if label else ""
+
+
+def normalize_axis(op: Op, axis: int, rank: int, label: str | None = None) -> int:
+    """Map a possibly negative axis into ``[0, rank)`` or raise a ``TypeRuleError`` (citing
+    constraint ``label`` of ``op`` when given)."""
     if isinstance(axis, bool) or not isinstance(axis, int) or not -rank <= axis < rank:
-        raise TypeRuleError(f"{op.name}: axis {axis} is out of range for rank {rank} (valid: {-rank}..{rank - 1})")
+        raise TypeRuleError(
+            f"{op.name}: axis {axis} is out of range for rank {rank} (valid: {-rank}..{rank - 1}){cite(op.name, label)}"
+        )
     return axis % rank

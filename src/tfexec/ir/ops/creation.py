@@ -7,20 +7,28 @@ import torch
 
 from tfexec.ir.dims import ShapeDim, is_shape_dim
 from tfexec.ir.dtypes import DType
-from tfexec.ir.ops.base import Op, Operand, TypeRuleError
+from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite
 from tfexec.ir.types import TensorType, Type
 
 
 @dataclass(frozen=True, slots=True)
 class Full(Op):
-    """``torch.full(shape, value, dtype)``.
+    """A tensor of ``shape`` and ``dtype`` with every element ``value``.
 
-    (C1) ``value`` converts to ``dtype`` as torch converts it: a float given for an integer
-    dtype truncates toward zero, anything given for ``bool`` is ``value != 0``, a value out
-    of the dtype's range (``300`` for ``i8``, ``inf`` for ``i32``, ``70000.0`` for ``f16``)
-    is an error — whichever torch itself refuses when it fills several elements. (torch's
-    one-element fill is laxer and rounds an out-of-range float to ``inf``; the rule does
-    not depend on the shape, so it keeps the general answer.)
+    Type rule: ``shape``, ``dtype``.
+    Value rule: ``torch.full(shape, value, dtype=dtype)`` on the run's device (torch's
+    default device when the run has no tensor input), ``shape`` resolved through the run's
+    dim bindings.
+    Constraints:
+        (C1) ``value`` converts to ``dtype`` as torch converts it: a float given for an
+        integer dtype truncates toward zero, anything given for ``b1`` is ``value != 0``, a
+        value out of the dtype's range (``300`` for ``i8``, ``inf`` for ``i32``, ``70000.0``
+        for ``f16``) is an error — whichever torch itself refuses when it fills several
+        elements. (torch's one-element fill is laxer and rounds an out-of-range float to
+        ``inf``; the rule does not depend on the shape, so it keeps the general answer.)
+    Example: def example(): return full(shape=(2, 3), value=1.5, dtype=f32)
+    Example: def example(): return full(shape=(3,), value=2.7, dtype=i32)
+    Refused (C1): def example(): return full(shape=(2,), value=300, dtype=i8)
     """
 
     name: ClassVar[str] = "full"
@@ -46,7 +54,17 @@ class Full(Op):
 
 @dataclass(frozen=True, slots=True)
 class Arange(Op):
-    """``torch.arange(extent, dtype)``: ``0, 1, …, extent-1``."""
+    """The sequence ``0, 1, …, extent - 1`` as a 1-D tensor of ``dtype``.
+
+    Type rule: ``[extent]``, ``dtype`` (default ``i64``).
+    Value rule: ``torch.arange(extent, dtype=dtype)`` on the run's device, ``extent``
+    resolved through the run's dim bindings.
+    Constraints:
+        (C1) ``dtype`` is an integer or floating dtype (torch refuses ``b1``).
+    Example: def example(): return arange(extent=4)
+    Example: def example(): return arange(extent=3, dtype=f16)
+    Refused (C1): def example(): return arange(extent=3, dtype=b1)
+    """
 
     name: ClassVar[str] = "arange"
     extent: ShapeDim = 0
@@ -60,5 +78,5 @@ class Arange(Op):
 
     def infer(self, args: tuple[Operand, ...]) -> Type:
         if self.dtype is DType.bool:
-            raise TypeRuleError("arange needs an integer or floating dtype, found b1 (torch rejects it)")
+            raise TypeRuleError(f"arange needs an integer or floating dtype, found b1 (torch rejects it){cite(self.name, 'C1')}")
         return TensorType((self.extent,), self.dtype)

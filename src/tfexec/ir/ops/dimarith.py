@@ -8,14 +8,26 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from tfexec.ir.dtypes import DType
-from tfexec.ir.ops.base import Op, Operand, TypeRuleError
+from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite
 from tfexec.ir.ops.promotion import tensor_args
 from tfexec.ir.types import TensorType, Type
 
 
 @dataclass(frozen=True, slots=True)
 class DimOp(Op):
-    """Base of ``dim_*`` ops: two rank-0 integer operands → rank-0 int64."""
+    """Base of the ``dim_*`` ops: two rank-0 integer operands give a rank-0 ``i64``.
+
+    Type rule: ``i64[()]``.
+    Value rule: Python integer arithmetic on the operands' values, exactly what
+    ``resolve_dim`` computes for the same operator in a shape position (one implementation,
+    ``tfexec.ir.dims.apply_dim_op``); evaluator spec §4. Builders never fold it: it is a
+    runtime op.
+    Constraints:
+        (C1) both operands are rank-0 integers.
+    Example: def example(): return {op}(7, -3)
+    Example: def example(): return {op}(-7, 2)
+    Refused (C1): def example(a: f32[()]): return {op}(a, 1)
+    """
 
     dim_op: ClassVar[str] = ""
     min_args: ClassVar[int] = 2
@@ -24,13 +36,13 @@ class DimOp(Op):
     def infer(self, args: tuple[Operand, ...]) -> Type:
         for i, t in enumerate(tensor_args(self.name, args)):
             if t.rank != 0 or not t.dtype.is_integral:
-                raise TypeRuleError(f"{self.name} operand {i} must be a rank-0 integer, found {t}")
+                raise TypeRuleError(f"{self.name} operand {i} must be a rank-0 integer, found {t}{cite(self.name, 'C1')}")
         return TensorType((), DType.int64)
 
 
 @dataclass(frozen=True, slots=True)
 class DimAdd(DimOp):
-    """``a + b``."""
+    """The sum ``a + b`` of two runtime integers."""
 
     name: ClassVar[str] = "dim_add"
     dim_op: ClassVar[str] = "add"
@@ -38,7 +50,7 @@ class DimAdd(DimOp):
 
 @dataclass(frozen=True, slots=True)
 class DimSub(DimOp):
-    """``a - b``."""
+    """The difference ``a - b`` of two runtime integers."""
 
     name: ClassVar[str] = "dim_sub"
     dim_op: ClassVar[str] = "sub"
@@ -46,7 +58,7 @@ class DimSub(DimOp):
 
 @dataclass(frozen=True, slots=True)
 class DimMul(DimOp):
-    """``a * b``."""
+    """The product ``a * b`` of two runtime integers (a slice start from a loop index)."""
 
     name: ClassVar[str] = "dim_mul"
     dim_op: ClassVar[str] = "mul"
@@ -54,7 +66,12 @@ class DimMul(DimOp):
 
 @dataclass(frozen=True, slots=True)
 class DimFloorDiv(DimOp):
-    """``a // b`` (floor division; by zero is an error)."""
+    """The floor quotient ``a // b`` of two runtime integers (rounds toward negative infinity).
+
+    Constraints:
+        (C2) at run time ``b`` is not 0.
+    Refused (C2): def example(): return dim_floordiv(7, 0)
+    """
 
     name: ClassVar[str] = "dim_floordiv"
     dim_op: ClassVar[str] = "floordiv"
@@ -62,7 +79,12 @@ class DimFloorDiv(DimOp):
 
 @dataclass(frozen=True, slots=True)
 class DimMod(DimOp):
-    """``a % b`` (sign of the divisor; by zero is an error)."""
+    """The remainder ``a % b`` of two runtime integers (it has the sign of ``b``).
+
+    Constraints:
+        (C2) at run time ``b`` is not 0.
+    Refused (C2): def example(): return dim_mod(7, 0)
+    """
 
     name: ClassVar[str] = "dim_mod"
     dim_op: ClassVar[str] = "mod"
@@ -70,7 +92,7 @@ class DimMod(DimOp):
 
 @dataclass(frozen=True, slots=True)
 class DimMin(DimOp):
-    """``min(a, b)``."""
+    """The smaller of two runtime integers."""
 
     name: ClassVar[str] = "dim_min"
     dim_op: ClassVar[str] = "min"
@@ -78,7 +100,7 @@ class DimMin(DimOp):
 
 @dataclass(frozen=True, slots=True)
 class DimMax(DimOp):
-    """``max(a, b)``."""
+    """The larger of two runtime integers."""
 
     name: ClassVar[str] = "dim_max"
     dim_op: ClassVar[str] = "max"

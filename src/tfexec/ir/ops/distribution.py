@@ -55,7 +55,23 @@ def _count(factors: tuple[int, tuple[str, ...]]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Reshard(Op):
-    """Change the value's distribution/layout type to ``layout``; the logical value is unchanged."""
+    """Change the value's distribution/layout type to ``layout``; the logical value is unchanged.
+
+    Type rule: ``x``'s type with layout ``layout`` (``None`` removes it).
+    Value rule: the identity on the logical value (evaluator spec §6: the evaluator models
+    one mesh participant, so there is no data movement).
+    Constraints:
+        (C1) every ``Split(axis)`` of a ``ShardLayout`` names an axis of ``x``.
+        (C2) a static split axis divides evenly by the size of its mesh axis.
+        (C3) a ``Layout`` (alone, or a ``ShardLayout``'s, for the local shard) holds as many
+        elements as the logical shape it organises. As for ``reshape``, only counts that
+        provably differ are refused.
+    Example: def example(x: f32[2, 4]): return reshard(x, layout=Layout((8,)))
+    Example: def example(x: f32[4, 2]): return reshard(x, layout=ShardLayout(Mesh((2,), ('d',)), (Split(0),)))
+    Refused (C1): def example(x: f32[4]): return reshard(x, layout=ShardLayout(Mesh((2,), ('d',)), (Split(1),)))
+    Refused (C2): def example(x: f32[3]): return reshard(x, layout=ShardLayout(Mesh((2,), ('d',)), (Split(0),)))
+    Refused (C3): def example(x: f32[2, 4]): return reshard(x, layout=Layout((6,)))
+    """
 
     name: ClassVar[str] = "reshard"
     min_args: ClassVar[int] = 1
@@ -83,7 +99,21 @@ class Reshard(Op):
 
 @dataclass(frozen=True, slots=True)
 class Local(Op):
-    """The calling participant's local view: its type is the local shard's type."""
+    """The calling participant's local view of ``x``: its type is the local shard's type.
+
+    Type rule: for a ``ShardLayout`` operand, the local shard's shape (each split axis
+    divided by its mesh axis size) with the ``ShardLayout``'s inner layout; otherwise ``x``'s
+    type.
+    Value rule: the identity when ``x``'s ``ShardLayout`` has no ``Split`` (the local view is
+    the whole value). For a split axis the evaluator, which models one mesh participant,
+    raises an ``EvalError`` that says so and names evaluator spec §6.
+    Constraints:
+        (C1) every ``Split(axis)`` of ``x``'s ``ShardLayout`` names an axis of ``x``.
+        (C2) a static split axis divides evenly by the size of its mesh axis.
+    Example: def example(x: f32[2, 3] @ ShardLayout(Mesh((2,), ('d',)), (Replicate(),))): return local(x)
+    Refused (C1): def example(x: f32[4] @ ShardLayout(Mesh((2,), ('d',)), (Split(-3),))): return local(x)
+    Refused (C2): def example(x: f32[2, 6] @ ShardLayout(Mesh((4,), ('d',)), (Split(1),))): return local(x)
+    """
 
     name: ClassVar[str] = "local"
     min_args: ClassVar[int] = 1

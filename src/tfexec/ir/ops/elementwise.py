@@ -1,22 +1,16 @@
 """Elementwise ops: binary (broadcasting), comparisons, logical, unary, ``cast``, ``where``.
 
-Dtype rules are torch's (CPU kernels): arithmetic promotes as ``torch.result_type``;
-``div`` is true division (integers give the default float); comparisons and logical ops
-give ``bool``; the float unary ops give the default float for integer input; ``silu`` and
-``gelu`` accept floating input only; ``neg``, ``abs`` and ``relu`` reject ``bool``; ``sub``
-rejects a ``bool`` operand on either side (a Python ``True`` included), as torch does.
-
-Kept differences from torch (the rule is stricter, never looser): ``pow`` with a ``bool``
-result is refused, though torch's scalar fast paths accept ``bool ** True`` and
-``bool ** False``; ``where`` needs a ``bool`` condition, where torch still accepts a
-deprecated ``uint8`` one.
+Dtype rules are torch's (CPU kernels). The binary and unary ops share their rules through
+the ``kind`` of their base class (``BinaryOp``, ``UnaryOp``); each class's docstring (and
+its base's, for what it does not restate) is its reference entry. Where a rule is kept
+stricter than torch (never looser), the op's docstring says so.
 """
 
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from tfexec.ir.dtypes import DType
-from tfexec.ir.ops.base import Op, Operand, TypeRuleError
+from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite
 from tfexec.ir.ops.promotion import broadcast_shapes, default_float, promote, tensor_args
 from tfexec.ir.types import TensorType, Type
 
@@ -30,7 +24,23 @@ def _shown(arg: Operand) -> str:
 
 @dataclass(frozen=True, slots=True)
 class BinaryOp(Op):
-    """Base of broadcasting binary ops; ``kind`` picks the dtype rule."""
+    """Base of the broadcasting binary ops; ``kind`` picks the dtype rule.
+
+    Type rule: the shape is the broadcast of ``a``'s and ``b``'s shapes (C1); the dtype is
+    torch's promotion of the two (``torch.result_type``: a Python-scalar operand promotes as
+    a Python scalar, a rank-0 tensor ranks below a dimensioned one).
+    Type rule [compare]: the broadcast shape (C1), dtype ``b1``.
+    Type rule [logical]: the broadcast shape (C1), dtype ``b1``; operands of any dtype
+    (nonzero is true).
+    Value rule: ``torch.{op}(a, b)`` on the run's device, with torch's promotion; a
+    Python-scalar operand reaches torch as a Python scalar where torch takes one.
+    Constraints:
+        (C1) the shapes broadcast: aligned from the right, each pair of sizes is equal or
+        one of them is 1.
+    Example: def example(a: f32[2, 3], b: f32[3]): return {op}(a, b)
+    Example: def example(a: i32[2, 2]): return {op}(a, 2)
+    Refused (C1): def example(a: f32[2, 3], b: f32[2]): return {op}(a, b)
+    """
 
     kind: ClassVar[BinaryKind] = "arith"
     min_args: ClassVar[int] = 2
@@ -38,7 +48,7 @@ class BinaryOp(Op):
 
     def infer(self, args: tuple[Operand, ...]) -> Type:
         a, b = tensor_args(self.name, args)
-        shape = broadcast_shapes(self.name, a.shape, b.shape)
+        shape = broadcast_shapes(self.name, a.shape, b.shape, label="C1")
         if self.kind in ("compare", "logical"):
             return TensorType(shape, DType.bool)
         dtype = promote((a, args[0].weak), (b, args[1].weak))
@@ -46,7 +56,7 @@ class BinaryOp(Op):
         if bool_operand or (self.kind == "no_bool_result" and dtype is DType.bool):
             raise TypeRuleError(
                 f"{self.name} is not defined for bool operands (torch rejects it), found {_shown(args[0])} and "
-                f"{_shown(args[1])}; cast to an integer or floating dtype first"
+                f"{_shown(args[1])}; cast to an integer or floating dtype first{cite(self.name, 'C2')}"
             )
         if self.kind == "div" and not dtype.is_floating:
             dtype = default_float()
@@ -55,14 +65,19 @@ class BinaryOp(Op):
 
 @dataclass(frozen=True, slots=True)
 class Add(BinaryOp):
-    """``torch.add``: elementwise sum with broadcasting and torch promotion."""
+    """Elementwise sum ``a + b``."""
 
     name: ClassVar[str] = "add"
 
 
 @dataclass(frozen=True, slots=True)
 class Sub(BinaryOp):
-    """``torch.sub``: elementwise difference; not defined when either operand is bool."""
+    """Elementwise difference ``a - b``.
+
+    Constraints:
+        (C2) neither operand is ``b1`` (a Python ``True`` included), as torch refuses.
+    Refused (C2): def example(a: b1[3], b: i32[3]): return sub(a, b)
+    """
 
     name: ClassVar[str] = "sub"
     kind: ClassVar[BinaryKind] = "no_bool_operand"
@@ -70,14 +85,18 @@ class Sub(BinaryOp):
 
 @dataclass(frozen=True, slots=True)
 class Mul(BinaryOp):
-    """``torch.mul``: elementwise product."""
+    """Elementwise product ``a * b``."""
 
     name: ClassVar[str] = "mul"
 
 
 @dataclass(frozen=True, slots=True)
 class Div(BinaryOp):
-    """``torch.div``: true division; integer operands give the default float dtype."""
+    """Elementwise true division ``a / b``.
+
+    Type rule: the broadcast shape (C1); the promoted dtype when it is floating, else torch's
+    default float (integer operands give ``f32``).
+    """
 
     name: ClassVar[str] = "div"
     kind: ClassVar[BinaryKind] = "div"
@@ -85,8 +104,15 @@ class Div(BinaryOp):
 
 @dataclass(frozen=True, slots=True)
 class Pow(BinaryOp):
-    """``torch.pow``: elementwise power; not defined for a bool result. Integers to a
-    negative Python-integer power are an error at run time (torch's)."""
+    """Elementwise power ``a ** b``.
+
+    Integers to a negative integer power are torch's error at run time (an ``EvalError``).
+
+    Constraints:
+        (C2) the promoted dtype is not ``b1``. Kept stricter than torch, whose scalar fast
+        paths accept ``bool ** True`` and ``bool ** False``.
+    Refused (C2): def example(a: b1[3], b: b1[3]): return pow(a, b)
+    """
 
     name: ClassVar[str] = "pow"
     kind: ClassVar[BinaryKind] = "no_bool_result"
@@ -94,21 +120,21 @@ class Pow(BinaryOp):
 
 @dataclass(frozen=True, slots=True)
 class Maximum(BinaryOp):
-    """``torch.maximum``: elementwise maximum (NaN propagates)."""
+    """Elementwise maximum of ``a`` and ``b`` (NaN propagates)."""
 
     name: ClassVar[str] = "maximum"
 
 
 @dataclass(frozen=True, slots=True)
 class Minimum(BinaryOp):
-    """``torch.minimum``: elementwise minimum (NaN propagates)."""
+    """Elementwise minimum of ``a`` and ``b`` (NaN propagates)."""
 
     name: ClassVar[str] = "minimum"
 
 
 @dataclass(frozen=True, slots=True)
 class Eq(BinaryOp):
-    """``torch.eq`` → bool."""
+    """Elementwise ``a == b``."""
 
     name: ClassVar[str] = "eq"
     kind: ClassVar[BinaryKind] = "compare"
@@ -116,7 +142,7 @@ class Eq(BinaryOp):
 
 @dataclass(frozen=True, slots=True)
 class Ne(BinaryOp):
-    """``torch.ne`` → bool."""
+    """Elementwise ``a != b``."""
 
     name: ClassVar[str] = "ne"
     kind: ClassVar[BinaryKind] = "compare"
@@ -124,7 +150,7 @@ class Ne(BinaryOp):
 
 @dataclass(frozen=True, slots=True)
 class Lt(BinaryOp):
-    """``torch.lt`` → bool."""
+    """Elementwise ``a < b``."""
 
     name: ClassVar[str] = "lt"
     kind: ClassVar[BinaryKind] = "compare"
@@ -132,7 +158,7 @@ class Lt(BinaryOp):
 
 @dataclass(frozen=True, slots=True)
 class Le(BinaryOp):
-    """``torch.le`` → bool."""
+    """Elementwise ``a <= b``."""
 
     name: ClassVar[str] = "le"
     kind: ClassVar[BinaryKind] = "compare"
@@ -140,7 +166,7 @@ class Le(BinaryOp):
 
 @dataclass(frozen=True, slots=True)
 class Gt(BinaryOp):
-    """``torch.gt`` → bool."""
+    """Elementwise ``a > b``."""
 
     name: ClassVar[str] = "gt"
     kind: ClassVar[BinaryKind] = "compare"
@@ -148,7 +174,7 @@ class Gt(BinaryOp):
 
 @dataclass(frozen=True, slots=True)
 class Ge(BinaryOp):
-    """``torch.ge`` → bool."""
+    """Elementwise ``a >= b``."""
 
     name: ClassVar[str] = "ge"
     kind: ClassVar[BinaryKind] = "compare"
@@ -156,7 +182,7 @@ class Ge(BinaryOp):
 
 @dataclass(frozen=True, slots=True)
 class LogicalAnd(BinaryOp):
-    """``torch.logical_and`` → bool (nonzero is true)."""
+    """Elementwise logical and of ``a`` and ``b``."""
 
     name: ClassVar[str] = "logical_and"
     kind: ClassVar[BinaryKind] = "logical"
@@ -164,7 +190,7 @@ class LogicalAnd(BinaryOp):
 
 @dataclass(frozen=True, slots=True)
 class LogicalOr(BinaryOp):
-    """``torch.logical_or`` → bool (nonzero is true)."""
+    """Elementwise logical or of ``a`` and ``b``."""
 
     name: ClassVar[str] = "logical_or"
     kind: ClassVar[BinaryKind] = "logical"
@@ -175,7 +201,22 @@ UnaryKind = Literal["same", "no_bool", "to_float", "float_only"]
 
 @dataclass(frozen=True, slots=True)
 class UnaryOp(Op):
-    """Base of elementwise unary ops; ``kind`` picks the dtype rule."""
+    """Base of the elementwise unary ops; ``kind`` picks the dtype rule.
+
+    Type rule: the shape and dtype of ``x``.
+    Type rule [to_float]: the shape of ``x``; its dtype when floating, else torch's default
+    float (integer and ``b1`` input give ``f32``).
+    Value rule: ``torch.{op}(x)`` on the run's device.
+    Constraints: none.
+    Constraints [no_bool]:
+        (C1) ``x`` is not ``b1`` (torch refuses it).
+    Constraints [float_only]:
+        (C1) ``x`` is floating.
+    Example: def example(x: f32[2, 3]): return {op}(x)
+    Example [to_float]: def example(x: i64[4]): return {op}(x)
+    Refused (C1) [no_bool]: def example(x: b1[3]): return {op}(x)
+    Refused (C1) [float_only]: def example(x: i64[3]): return {op}(x)
+    """
 
     kind: ClassVar[UnaryKind] = "same"
     min_args: ClassVar[int] = 1
@@ -185,9 +226,11 @@ class UnaryOp(Op):
         (x,) = tensor_args(self.name, args)
         dtype = x.dtype
         if self.kind == "no_bool" and dtype is DType.bool:
-            raise TypeRuleError(f"{self.name} is not defined for bool (torch rejects it), found {x}; cast first")
+            raise TypeRuleError(
+                f"{self.name} is not defined for bool (torch rejects it), found {x}; cast first{cite(self.name, 'C1')}"
+            )
         if self.kind == "float_only" and not dtype.is_floating:
-            raise TypeRuleError(f"{self.name} needs a floating operand, found {x} (cast it first)")
+            raise TypeRuleError(f"{self.name} needs a floating operand, found {x} (cast it first){cite(self.name, 'C1')}")
         if self.kind == "to_float" and not dtype.is_floating:
             dtype = default_float()
         return TensorType(x.shape, dtype)
@@ -195,7 +238,7 @@ class UnaryOp(Op):
 
 @dataclass(frozen=True, slots=True)
 class Neg(UnaryOp):
-    """``torch.neg``; not defined for bool."""
+    """Elementwise negation ``-x``."""
 
     name: ClassVar[str] = "neg"
     kind: ClassVar[UnaryKind] = "no_bool"
@@ -203,7 +246,7 @@ class Neg(UnaryOp):
 
 @dataclass(frozen=True, slots=True)
 class Abs(UnaryOp):
-    """``torch.abs``; not defined for bool."""
+    """Elementwise absolute value."""
 
     name: ClassVar[str] = "abs"
     kind: ClassVar[UnaryKind] = "no_bool"
@@ -211,7 +254,7 @@ class Abs(UnaryOp):
 
 @dataclass(frozen=True, slots=True)
 class Relu(UnaryOp):
-    """``torch.relu``; not defined for bool."""
+    """Elementwise ``max(x, 0)``."""
 
     name: ClassVar[str] = "relu"
     kind: ClassVar[UnaryKind] = "no_bool"
@@ -219,7 +262,7 @@ class Relu(UnaryOp):
 
 @dataclass(frozen=True, slots=True)
 class Exp(UnaryOp):
-    """``torch.exp``; integer input gives the default float."""
+    """Elementwise exponential."""
 
     name: ClassVar[str] = "exp"
     kind: ClassVar[UnaryKind] = "to_float"
@@ -227,7 +270,7 @@ class Exp(UnaryOp):
 
 @dataclass(frozen=True, slots=True)
 class Log(UnaryOp):
-    """``torch.log``; integer input gives the default float."""
+    """Elementwise natural logarithm (NaN below 0, ``-inf`` at 0)."""
 
     name: ClassVar[str] = "log"
     kind: ClassVar[UnaryKind] = "to_float"
@@ -235,7 +278,7 @@ class Log(UnaryOp):
 
 @dataclass(frozen=True, slots=True)
 class Sqrt(UnaryOp):
-    """``torch.sqrt``; integer input gives the default float."""
+    """Elementwise square root (NaN below 0)."""
 
     name: ClassVar[str] = "sqrt"
     kind: ClassVar[UnaryKind] = "to_float"
@@ -243,7 +286,7 @@ class Sqrt(UnaryOp):
 
 @dataclass(frozen=True, slots=True)
 class Rsqrt(UnaryOp):
-    """``torch.rsqrt``; integer input gives the default float."""
+    """Elementwise ``1 / sqrt(x)``."""
 
     name: ClassVar[str] = "rsqrt"
     kind: ClassVar[UnaryKind] = "to_float"
@@ -251,7 +294,7 @@ class Rsqrt(UnaryOp):
 
 @dataclass(frozen=True, slots=True)
 class Tanh(UnaryOp):
-    """``torch.tanh``; integer input gives the default float."""
+    """Elementwise hyperbolic tangent."""
 
     name: ClassVar[str] = "tanh"
     kind: ClassVar[UnaryKind] = "to_float"
@@ -259,7 +302,7 @@ class Tanh(UnaryOp):
 
 @dataclass(frozen=True, slots=True)
 class Sigmoid(UnaryOp):
-    """``torch.sigmoid``; integer input gives the default float."""
+    """Elementwise logistic sigmoid ``1 / (1 + exp(-x))``."""
 
     name: ClassVar[str] = "sigmoid"
     kind: ClassVar[UnaryKind] = "to_float"
@@ -267,7 +310,7 @@ class Sigmoid(UnaryOp):
 
 @dataclass(frozen=True, slots=True)
 class Erf(UnaryOp):
-    """``torch.erf``; integer input gives the default float."""
+    """Elementwise error function."""
 
     name: ClassVar[str] = "erf"
     kind: ClassVar[UnaryKind] = "to_float"
@@ -275,7 +318,7 @@ class Erf(UnaryOp):
 
 @dataclass(frozen=True, slots=True)
 class Sin(UnaryOp):
-    """``torch.sin``; integer input gives the default float."""
+    """Elementwise sine."""
 
     name: ClassVar[str] = "sin"
     kind: ClassVar[UnaryKind] = "to_float"
@@ -283,7 +326,7 @@ class Sin(UnaryOp):
 
 @dataclass(frozen=True, slots=True)
 class Cos(UnaryOp):
-    """``torch.cos``; integer input gives the default float."""
+    """Elementwise cosine."""
 
     name: ClassVar[str] = "cos"
     kind: ClassVar[UnaryKind] = "to_float"
@@ -291,7 +334,10 @@ class Cos(UnaryOp):
 
 @dataclass(frozen=True, slots=True)
 class Silu(UnaryOp):
-    """``torch.nn.functional.silu``; floating input only."""
+    """Elementwise SiLU ``x * sigmoid(x)``.
+
+    Value rule: ``torch.nn.functional.silu(x)`` on the run's device.
+    """
 
     name: ClassVar[str] = "silu"
     kind: ClassVar[UnaryKind] = "float_only"
@@ -299,7 +345,12 @@ class Silu(UnaryOp):
 
 @dataclass(frozen=True, slots=True)
 class Gelu(UnaryOp):
-    """``torch.nn.functional.gelu`` with ``approximate`` ``"none"`` or ``"tanh"``; floating input only."""
+    """Elementwise GELU: exact (``approximate="none"``, the default) or its tanh approximation.
+
+    Value rule: ``torch.nn.functional.gelu(x, approximate=approximate)`` on the run's device.
+    Example: def example(x: f32[2, 3]): return gelu(x)
+    Example: def example(x: f32[2, 3]): return gelu(x, approximate="tanh")
+    """
 
     name: ClassVar[str] = "gelu"
     kind: ClassVar[UnaryKind] = "float_only"
@@ -312,7 +363,15 @@ class Gelu(UnaryOp):
 
 @dataclass(frozen=True, slots=True)
 class Cast(Op):
-    """``Tensor.to(dtype)``: float→int truncates toward zero; nonzero→bool is true."""
+    """Convert ``x`` to ``dtype``.
+
+    Type rule: the shape of ``x``, dtype ``dtype``.
+    Value rule: ``x.to(dtype)`` (``Tensor.to``): floating to integer truncates toward zero,
+    nonzero to ``b1`` is ``True``.
+    Constraints: none.
+    Example: def example(x: f32[2, 3]): return cast(x, dtype=i32)
+    Example: def example(x: i64[4]): return cast(x, dtype=b1)
+    """
 
     name: ClassVar[str] = "cast"
     min_args: ClassVar[int] = 1
@@ -330,7 +389,19 @@ class Cast(Op):
 
 @dataclass(frozen=True, slots=True)
 class Where(Op):
-    """``torch.where(cond, a, b)``: ``cond`` is bool; all three broadcast; ``a``/``b`` promote."""
+    """Select elementwise: ``a`` where ``cond`` is true, else ``b``.
+
+    Type rule: the broadcast shape of ``cond``, ``a`` and ``b`` (C2); the dtype is torch's
+    promotion of ``a`` and ``b``.
+    Value rule: ``torch.where(cond, a, b)`` on the run's device.
+    Constraints:
+        (C1) ``cond`` is ``b1``. Kept stricter than torch, which still accepts a deprecated
+        ``u8`` condition.
+        (C2) the three shapes broadcast (as for ``add``).
+    Example: def example(c: b1[2, 3], a: f32[2, 3]): return where(c, a, 0.0)
+    Refused (C1): def example(c: i64[3], a: f32[3]): return where(c, a, a)
+    Refused (C2): def example(c: b1[3], a: f32[4]): return where(c, a, 0.0)
+    """
 
     name: ClassVar[str] = "where"
     min_args: ClassVar[int] = 3
@@ -339,8 +410,8 @@ class Where(Op):
     def infer(self, args: tuple[Operand, ...]) -> Type:
         cond, a, b = tensor_args(self.name, args)
         if cond.dtype is not DType.bool:
-            raise TypeRuleError(f"where condition must be bool, found {cond} (compare or cast it first)")
-        shape = broadcast_shapes(self.name, cond.shape, a.shape, b.shape)
+            raise TypeRuleError(f"where condition must be bool, found {cond} (compare or cast it first){cite(self.name, 'C1')}")
+        shape = broadcast_shapes(self.name, cond.shape, a.shape, b.shape, label="C2")
         return TensorType(shape, promote((a, args[1].weak), (b, args[2].weak)))
 
 

@@ -7,7 +7,7 @@
 from dataclasses import dataclass
 from typing import ClassVar
 
-from tfexec.ir.ops.base import Op, Operand, TypeRuleError, normalize_axis
+from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite, normalize_axis
 from tfexec.ir.ops.promotion import tensor_args
 from tfexec.ir.ops.reduction import reduced_axes
 from tfexec.ir.types import TensorType, Type
@@ -15,7 +15,18 @@ from tfexec.ir.types import TensorType, Type
 
 @dataclass(frozen=True, slots=True)
 class Softmax(Op):
-    """``torch.softmax(x, axis)``; floating operand."""
+    """Softmax of ``x`` along ``axis``: ``exp(x)`` normalised to sum to 1.
+
+    Type rule: ``x``'s type.
+    Value rule: ``torch.softmax(x, dim=axis)`` on the run's device (a parallel kernel:
+    bitwise reproducible at a fixed thread count).
+    Constraints:
+        (C1) ``x`` is floating.
+        (C2) ``axis`` is in range for ``x``'s rank.
+    Example: def example(x: f32[2, 3]): return softmax(x, axis=1)
+    Refused (C1): def example(x: i64[2, 3]): return softmax(x)
+    Refused (C2): def example(x: f32[2, 3]): return softmax(x, axis=-3)
+    """
 
     name: ClassVar[str] = "softmax"
     min_args: ClassVar[int] = 1
@@ -29,8 +40,8 @@ class Softmax(Op):
     def infer(self, args: tuple[Operand, ...]) -> Type:
         (x,) = tensor_args(self.name, args)
         if not x.dtype.is_floating:
-            raise TypeRuleError(f"softmax needs a floating operand, found {x} (cast it first)")
-        normalize_axis(self, self.axis, x.rank)
+            raise TypeRuleError(f"softmax needs a floating operand, found {x} (cast it first){cite(self.name, 'C1')}")
+        normalize_axis(self, self.axis, x.rank, "C2")
         return TensorType(x.shape, x.dtype)
 
 
@@ -38,18 +49,18 @@ def _norm_infer(op: "RmsNorm | LayerNorm", args: tuple[Operand, ...]) -> Type:
     types = tensor_args(op.name, args)
     x = types[0]
     if not x.dtype.is_floating:
-        raise TypeRuleError(f"{op.name} needs a floating operand, found {x} (cast it first)")
-    axes = reduced_axes(op, op.axes, x.rank)
+        raise TypeRuleError(f"{op.name} needs a floating operand, found {x} (cast it first){cite(op.name, 'C1')}")
+    axes = reduced_axes(op, op.axes, x.rank, "C2")
     if not axes or axes != tuple(range(x.rank - len(axes), x.rank)):
         raise TypeRuleError(
             f"{op.name} normalises trailing axes; axes {op.axes} of rank {x.rank} are not the last {len(axes) or 1}"
-            " (transpose or reshape so they are)"
+            f" (transpose or reshape so they are){cite(op.name, 'C3')}"
         )
     normalized = tuple(x.shape[a] for a in axes)
     for what, t in zip(("weight", "bias"), types[1:]):
         if t.shape != normalized or t.dtype != x.dtype:
             want = TensorType(normalized, x.dtype)
-            raise TypeRuleError(f"{op.name} {what} must be {want} (the normalised axes), found {t}")
+            raise TypeRuleError(f"{op.name} {what} must be {want} (the normalised axes), found {t}{cite(op.name, 'C4')}")
     return TensorType(x.shape, x.dtype)
 
 
@@ -62,13 +73,25 @@ def _check_norm_attrs(name: str, axes: object, eps: object) -> None:
 
 @dataclass(frozen=True, slots=True)
 class RmsNorm(Op):
-    """``F.rms_norm(x, shape of axes, weight, eps)``; ``eps=None`` is torch's default: the
-    machine epsilon of the dtype torch computes in (``x``'s own for f32/f64, f32's for
-    f16/bf16 inputs).
+    """RMS normalisation of ``x`` over its trailing ``axes``, scaled by an optional ``weight``.
 
-    Kept stricter than torch: ``weight`` must have ``x``'s dtype (torch accepts mixed
-    dtypes, with a warning for ``rms_norm``, and mixed-precision weights for
-    ``layer_norm``); cast the weight first.
+    Type rule: ``x``'s type.
+    Value rule: ``torch.nn.functional.rms_norm(x, shape of axes, weight, eps)``;
+    ``eps=None`` is torch's default, the machine epsilon of the dtype torch computes in
+    (``x``'s own for ``f32``/``f64``, ``f32``'s for ``f16``/``bf16``).
+    Constraints:
+        (C1) ``x`` is floating.
+        (C2) every axis is in range for ``x``'s rank and none is named twice.
+        (C3) ``axes`` are the trailing axes of ``x`` (at least one): transpose or reshape
+        first to normalise others.
+        (C4) ``weight`` has the shape of the normalised axes and ``x``'s dtype. Kept stricter
+        than torch, which accepts a weight of another dtype (with a warning).
+    Example: def example(x: f32[2, 3]): return rms_norm(x)
+    Example: def example(x: f32[2, 3], w: f32[3]): return rms_norm(x, w, eps=0.5)
+    Refused (C1): def example(x: i64[2, 3]): return rms_norm(x)
+    Refused (C2): def example(x: f32[2, 3]): return rms_norm(x, axes=(1, 1))
+    Refused (C3): def example(x: f32[2, 3]): return rms_norm(x, axes=(0,))
+    Refused (C4): def example(x: f32[2, 3], w: f16[3]): return rms_norm(x, w)
     """
 
     name: ClassVar[str] = "rms_norm"
@@ -86,8 +109,27 @@ class RmsNorm(Op):
 
 @dataclass(frozen=True, slots=True)
 class LayerNorm(Op):
-    """``F.layer_norm(x, shape of axes, weight, bias, eps)`` with biased variance; ``weight``
-    and ``bias`` have ``x``'s dtype (see ``RmsNorm``)."""
+    """Layer normalisation of ``x`` over its trailing ``axes`` (biased variance).
+
+    An optional ``weight`` scales and an optional ``bias`` shifts the result; operands are
+    positional, so a bias needs a weight.
+
+    Type rule: ``x``'s type.
+    Value rule: ``torch.nn.functional.layer_norm(x, shape of axes, weight, bias, eps)`` (a
+    parallel kernel: bitwise reproducible at a fixed thread count).
+    Constraints:
+        (C1) ``x`` is floating.
+        (C2) every axis is in range for ``x``'s rank and none is named twice.
+        (C3) ``axes`` are the trailing axes of ``x`` (at least one).
+        (C4) ``weight`` and ``bias`` have the shape of the normalised axes and ``x``'s dtype.
+        Kept stricter than torch, which accepts mixed-precision weights.
+    Example: def example(x: f32[2, 3]): return layer_norm(x)
+    Example: def example(x: f32[2, 3], w: f32[3], b: f32[3]): return layer_norm(x, w, b, axes=(-1,))
+    Refused (C1): def example(x: i64[2, 3]): return layer_norm(x)
+    Refused (C2): def example(x: f32[2, 3]): return layer_norm(x, axes=(2,))
+    Refused (C3): def example(x: f32[2, 3]): return layer_norm(x, axes=())
+    Refused (C4): def example(x: f32[2, 3], w: f32[3], b: f32[2]): return layer_norm(x, w, b)
+    """
 
     name: ClassVar[str] = "layer_norm"
     min_args: ClassVar[int] = 1

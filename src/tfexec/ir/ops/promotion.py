@@ -12,7 +12,7 @@ import torch
 
 from tfexec.ir.dims import ShapeDim
 from tfexec.ir.dtypes import DType
-from tfexec.ir.ops.base import Operand, TypeRuleError
+from tfexec.ir.ops.base import Operand, TypeRuleError, cite
 from tfexec.ir.types import TensorType
 
 _SCALAR_OF = {DType.bool: True, DType.int64: 1, DType.float32: 1.0}
@@ -54,8 +54,9 @@ def default_float() -> DType:
     return DType.from_torch(torch.get_default_dtype())
 
 
-def broadcast_shapes(op_name: str, *shapes: tuple[ShapeDim, ...]) -> tuple[ShapeDim, ...]:
-    """Broadcast symbolic shapes right-aligned; unequal dims must be equal or 1."""
+def broadcast_shapes(op_name: str, *shapes: tuple[ShapeDim, ...], label: str | None = None) -> tuple[ShapeDim, ...]:
+    """Broadcast symbolic shapes right-aligned; unequal dims must be equal or 1 (the error
+    cites constraint ``label`` of ``op_name`` when given)."""
     rank = max((len(s) for s in shapes), default=0)
     out: list[ShapeDim] = []
     for i in range(rank):
@@ -73,7 +74,7 @@ def broadcast_shapes(op_name: str, *shapes: tuple[ShapeDim, ...]) -> tuple[Shape
                 shown = " and ".join(str(TensorTypeShape(s)) for s in shapes)
                 raise TypeRuleError(
                     f"{op_name}: shapes {shown} do not broadcast: axis {i - rank} has sizes {dim} and {d}"
-                    " (sizes must be equal or 1; use broadcast_to or reshape to align them)"
+                    f" (sizes must be equal or 1; use broadcast_to or reshape to align them){cite(op_name, label)}"
                 )
         out.append(dim)
     return tuple(out)

@@ -1,16 +1,11 @@
-"""Reductions: ``reduce`` (sum, mean, max, min, prod) and ``argmax``.
-
-hir.md fixes what torch leaves open: ``axes=None`` reduces every axis, ``axes=()``
-reduces none (the identity, dtype unchanged); over a zero-length axis ``sum`` gives 0,
-``prod`` 1, ``mean`` NaN and ``max``/``min`` are an error; ``argmax`` gives the first
-maximal index.
-"""
+"""Reductions: ``reduce`` (sum, mean, max, min, prod) and ``argmax``, with the decisions
+hir.md fixes where torch leaves them open (stated in each op's docstring)."""
 
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from tfexec.ir.dtypes import DType
-from tfexec.ir.ops.base import Op, Operand, TypeRuleError, normalize_axis
+from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite, normalize_axis
 from tfexec.ir.ops.promotion import tensor_args
 from tfexec.ir.types import TensorType, Type
 
@@ -25,20 +20,41 @@ def _check_axes(owner: str, axes: object) -> None:
         raise TypeError(f"{owner} axes must be None or a tuple of ints, got {axes!r}")
 
 
-def reduced_axes(op: Op, axes: tuple[int, ...] | None, rank: int) -> tuple[int, ...]:
-    """``axes`` normalised (non-negative, sorted); None means every axis. Duplicates are an error."""
+def reduced_axes(op: Op, axes: tuple[int, ...] | None, rank: int, label: str | None = None) -> tuple[int, ...]:
+    """``axes`` normalised (non-negative, sorted); None means every axis. Duplicates are an
+    error (citing constraint ``label`` of ``op`` when given, as an axis out of range does)."""
     if axes is None:
         return tuple(range(rank))
-    norm = tuple(sorted(normalize_axis(op, a, rank) for a in axes))
+    norm = tuple(sorted(normalize_axis(op, a, rank, label) for a in axes))
     if len(set(norm)) != len(norm):
-        raise TypeRuleError(f"{op.name}: axes {axes} name an axis twice")
+        raise TypeRuleError(f"{op.name}: axes {axes} name an axis twice{cite(op.name, label)}")
     return norm
 
 
 @dataclass(frozen=True, slots=True)
 class Reduce(Op):
-    """Reduce ``x`` over ``axes`` with ``kind``; ``sum``/``prod`` of ints or bools give int64,
-    ``mean`` needs a floating operand, ``max``/``min`` keep the dtype."""
+    """Reduce ``x`` over ``axes`` with ``kind`` (``sum``, ``mean``, ``max``, ``min`` or ``prod``).
+
+    Type rule: ``x``'s shape without the reduced axes (with each kept as size 1 when
+    ``keepdims``); ``axes=None`` reduces every axis, ``axes=()`` none (the result is ``x``'s
+    type). The dtype is ``x``'s, except that ``sum`` and ``prod`` of an integer or ``b1``
+    operand give ``i64``.
+    Value rule: ``torch.sum``, ``torch.mean``, ``torch.amax``, ``torch.amin`` over ``axes``
+    (``keepdim=keepdims``); ``prod`` over several axes is one ``torch.prod`` over them
+    flattened. hir.md fixes what torch leaves open: ``axes=()`` is the identity, and over a
+    zero-length axis ``sum`` gives 0, ``prod`` 1 and ``mean`` NaN. Parallel float sums
+    reproduce bitwise only at a fixed thread count.
+    Constraints:
+        (C1) every axis is in range for ``x``'s rank (negative axes count from the end) and
+        none is named twice.
+        (C2) ``mean`` needs a floating ``x`` (unless ``axes=()``).
+        (C3) ``max`` and ``min`` reduce no zero-length axis: there is no value to return.
+    Example: def example(x: f32[2, 3]): return reduce(x, kind="sum", axes=(1,))
+    Example: def example(x: i32[2, 3]): return reduce(x, kind="max", keepdims=True)
+    Refused (C1): def example(x: f32[2, 3]): return reduce(x, kind="sum", axes=(1, -1))
+    Refused (C2): def example(x: i32[3]): return reduce(x, kind="mean")
+    Refused (C3): def example(x: f32[0, 3]): return reduce(x, kind="max", axes=(0,))
+    """
 
     name: ClassVar[str] = "reduce"
     min_args: ClassVar[int] = 1
@@ -56,20 +72,20 @@ class Reduce(Op):
 
     def infer(self, args: tuple[Operand, ...]) -> Type:
         (x,) = tensor_args(self.name, args)
-        axes = reduced_axes(self, self.axes, x.rank)
+        axes = reduced_axes(self, self.axes, x.rank, "C1")
         if self.axes == ():
             return TensorType(x.shape, x.dtype)
         dtype = x.dtype
         if self.kind in ("sum", "prod") and not dtype.is_floating:
             dtype = DType.int64
         if self.kind == "mean" and not dtype.is_floating:
-            raise TypeRuleError(f"reduce mean needs a floating operand, found {x} (cast it first)")
+            raise TypeRuleError(f"reduce mean needs a floating operand, found {x} (cast it first){cite(self.name, 'C2')}")
         if self.kind in ("max", "min"):
             for a in axes:
                 if x.shape[a] == 0:
                     raise TypeRuleError(
                         f"reduce {self.kind} over axis {a} of {x} has no value: the axis has length 0"
-                        " (expected a non-empty axis)"
+                        f" (expected a non-empty axis){cite(self.name, 'C3')}"
                     )
         shape = tuple((1 if i in axes else d) for i, d in enumerate(x.shape) if self.keepdims or i not in axes)
         return TensorType(shape, dtype)
@@ -77,7 +93,21 @@ class Reduce(Op):
 
 @dataclass(frozen=True, slots=True)
 class ArgMax(Op):
-    """``torch.argmax(x, axis, keepdims)`` → int64, the first maximal index; not for bool."""
+    """The index of the maximum of ``x`` along ``axis``.
+
+    Type rule: ``x``'s shape without ``axis`` (kept as size 1 when ``keepdims``), dtype ``i64``.
+    Value rule: ``torch.argmax(x, dim=axis, keepdim=keepdims)``; of several maximal
+    elements, the first index (hir.md fixes it).
+    Constraints:
+        (C1) ``x`` is not ``b1`` (torch refuses it).
+        (C2) ``axis`` is in range for ``x``'s rank.
+        (C3) the axis is not zero-length: there is no index to return.
+    Example: def example(x: f32[2, 3]): return argmax(x, axis=1)
+    Example: def example(x: i32[2, 2]): return argmax(x, axis=0, keepdims=True)
+    Refused (C1): def example(x: b1[3]): return argmax(x)
+    Refused (C2): def example(x: f32[2, 3]): return argmax(x, axis=2)
+    Refused (C3): def example(x: f32[2, 0]): return argmax(x, axis=1)
+    """
 
     name: ClassVar[str] = "argmax"
     min_args: ClassVar[int] = 1
@@ -94,9 +124,12 @@ class ArgMax(Op):
     def infer(self, args: tuple[Operand, ...]) -> Type:
         (x,) = tensor_args(self.name, args)
         if x.dtype is DType.bool:
-            raise TypeRuleError(f"argmax is not defined for bool (torch rejects it), found {x}; cast first")
-        axis = normalize_axis(self, self.axis, x.rank)
+            raise TypeRuleError(f"argmax is not defined for bool (torch rejects it), found {x}; cast first{cite(self.name, 'C1')}")
+        axis = normalize_axis(self, self.axis, x.rank, "C2")
         if x.shape[axis] == 0:
-            raise TypeRuleError(f"argmax over axis {axis} of {x} has no value: the axis has length 0 (expected a non-empty axis)")
+            raise TypeRuleError(
+                f"argmax over axis {axis} of {x} has no value: the axis has length 0 (expected a non-empty axis)"
+                f"{cite(self.name, 'C3')}"
+            )
         shape = tuple((1 if i == axis else d) for i, d in enumerate(x.shape) if self.keepdims or i != axis)
         return TensorType(shape, DType.int64)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from tfexec.ir.dims import ShapeDim, dim_expr, is_shape_dim, shape_product
-from tfexec.ir.ops.base import Op, Operand, TypeRuleError, normalize_axis
+from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite, normalize_axis
 from tfexec.ir.ops.promotion import TensorTypeShape, promote, tensor_args
 from tfexec.ir.types import TensorType, TupleType, Type
 
@@ -21,12 +21,21 @@ def _check_dims(owner: str, field: str, dims: object) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Reshape(Op):
-    """A logical reshape to ``shape`` (same element count, row-major order).
+    """A logical reshape of ``x`` to ``shape``: the same elements in row-major order.
 
-    (C1) the element counts must be able to agree. Counts that provably differ are a type
-    error: two static counts, or one product of the same DimVars with different constant
-    factors (``B*2`` against ``B*3``; they could only agree for ``B == 0``). Counts over
-    different DimVars (``B`` against ``6``) are checked at run time, an ``EvalError``.
+    The way to regroup an axis, e.g. ``(S, H*D)`` to ``(S, H, D)`` before a per-head norm
+    (evaluator spec §6).
+
+    Type rule: ``shape``, with ``x``'s dtype.
+    Value rule: ``x.reshape(shape)`` with ``shape``'s dims resolved through the run's dim
+    bindings.
+    Constraints:
+        (C1) the element counts agree. Counts that provably differ are a type error: two
+        static counts, or one product of the same DimVars with different constant factors
+        (``B*2`` against ``B*3``; they could only agree for ``B == 0``). Counts over
+        different DimVars (``B`` against ``6``) are checked at run time, an ``EvalError``.
+    Example: def example(x: f32[2, 3]): return reshape(x, shape=(3, 2))
+    Refused (C1): def example(x: f32[2, 3]): return reshape(x, shape=(4, 2))
     """
 
     name: ClassVar[str] = "reshape"
@@ -43,7 +52,7 @@ class Reshape(Op):
         if before is not None and after is not None and before[1] == after[1] and before[0] != after[0]:
             raise TypeRuleError(
                 f"reshape cannot change the element count: {x} has {_count(before)} elements, "
-                f"shape {TensorTypeShape(self.shape)} has {_count(after)}"
+                f"shape {TensorTypeShape(self.shape)} has {_count(after)}{cite(self.name, 'C1')}"
             )
         return TensorType(self.shape, x.dtype)
 
@@ -56,7 +65,15 @@ def _count(factors: tuple[int, tuple[str, ...]]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Transpose(Op):
-    """``x.permute(perm)``: output axis ``i`` is input axis ``perm[i]``."""
+    """Permute the axes of ``x``: output axis ``i`` is input axis ``perm[i]``.
+
+    Type rule: ``x``'s shape permuted by ``perm``, with ``x``'s dtype.
+    Value rule: ``x.permute(perm)``.
+    Constraints:
+        (C1) ``perm`` is a permutation of ``x``'s axes (negative entries count from the end).
+    Example: def example(x: f32[2, 3]): return transpose(x, perm=(1, 0))
+    Refused (C1): def example(x: f32[2, 3]): return transpose(x, perm=(0, 0))
+    """
 
     name: ClassVar[str] = "transpose"
     min_args: ClassVar[int] = 1
@@ -69,15 +86,28 @@ class Transpose(Op):
 
     def infer(self, args: tuple[Operand, ...]) -> Type:
         (x,) = tensor_args(self.name, args)
-        norm = [normalize_axis(self, p, x.rank) for p in self.perm] if len(self.perm) == x.rank else None
+        norm = [normalize_axis(self, p, x.rank, "C1") for p in self.perm] if len(self.perm) == x.rank else None
         if norm is None or sorted(norm) != list(range(x.rank)):
-            raise TypeRuleError(f"transpose perm {self.perm} is not a permutation of the {x.rank} axes of {x}")
+            raise TypeRuleError(
+                f"transpose perm {self.perm} is not a permutation of the {x.rank} axes of {x}{cite(self.name, 'C1')}"
+            )
         return TensorType(tuple(x.shape[p] for p in norm), x.dtype)
 
 
 @dataclass(frozen=True, slots=True)
 class BroadcastTo(Op):
-    """``x.broadcast_to(shape)``: right-aligned, each input axis equal to the target or 1."""
+    """Broadcast ``x`` to ``shape``, aligning axes from the right.
+
+    Type rule: ``shape``, with ``x``'s dtype.
+    Value rule: ``x.broadcast_to(shape)`` with ``shape``'s dims resolved through the run's dim
+    bindings (a view: no copy).
+    Constraints:
+        (C1) ``shape`` has at least ``x``'s rank.
+        (C2) each axis of ``x`` is 1 or equal to the target axis it aligns with.
+    Example: def example(x: f32[3]): return broadcast_to(x, shape=(2, 3))
+    Refused (C1): def example(x: f32[2, 3]): return broadcast_to(x, shape=(3,))
+    Refused (C2): def example(x: f32[2]): return broadcast_to(x, shape=(2, 3))
+    """
 
     name: ClassVar[str] = "broadcast_to"
     min_args: ClassVar[int] = 1
@@ -90,20 +120,33 @@ class BroadcastTo(Op):
     def infer(self, args: tuple[Operand, ...]) -> Type:
         (x,) = tensor_args(self.name, args)
         if x.rank > len(self.shape):
-            raise TypeRuleError(f"broadcast_to cannot lower the rank: {x} to {TensorTypeShape(self.shape)}")
+            raise TypeRuleError(f"broadcast_to cannot lower the rank: {x} to {TensorTypeShape(self.shape)}{cite(self.name, 'C1')}")
         offset = len(self.shape) - x.rank
         for i, d in enumerate(x.shape):
             if d != 1 and d != self.shape[offset + i]:
                 raise TypeRuleError(
                     f"broadcast_to: axis {i} of {x} has size {d}, target {TensorTypeShape(self.shape)} needs "
-                    f"{self.shape[offset + i]} (or 1)"
+                    f"{self.shape[offset + i]} (or 1){cite(self.name, 'C2')}"
                 )
         return TensorType(self.shape, x.dtype)
 
 
 @dataclass(frozen=True, slots=True)
 class Concat(Op):
-    """``torch.cat(xs, axis)``: equal ranks, equal sizes off ``axis``; dtypes promote."""
+    """Concatenate the operands (one or more) along ``axis``.
+
+    Type rule: the operands' shape with ``axis`` the sum of their sizes there; the dtype is
+    torch's promotion of all of them.
+    Value rule: ``torch.cat(xs, dim=axis)`` on the run's device.
+    Constraints:
+        (C1) ``axis`` is in range for the first operand's rank.
+        (C2) the operands have one rank.
+        (C3) the operands' sizes agree on every axis but ``axis``.
+    Example: def example(a: f32[2, 2], b: i32[2, 1]): return concat(a, b, axis=1)
+    Refused (C1): def example(a: f32[2, 2]): return concat(a, a, axis=2)
+    Refused (C2): def example(a: f32[2, 2], b: f32[2]): return concat(a, b)
+    Refused (C3): def example(a: f32[2, 2], b: f32[3, 3]): return concat(a, b, axis=1)
+    """
 
     name: ClassVar[str] = "concat"
     min_args: ClassVar[int] = 1
@@ -117,14 +160,16 @@ class Concat(Op):
     def infer(self, args: tuple[Operand, ...]) -> Type:
         types = tensor_args(self.name, args)
         first = types[0]
-        axis = normalize_axis(self, self.axis, first.rank)
+        axis = normalize_axis(self, self.axis, first.rank, "C1")
         total: ShapeDim = 0
         for t in types:
             if t.rank != first.rank:
-                raise TypeRuleError(f"concat operands must share a rank, found {first} and {t}")
+                raise TypeRuleError(f"concat operands must share a rank, found {first} and {t}{cite(self.name, 'C2')}")
             for i, (a, b) in enumerate(zip(first.shape, t.shape)):
                 if i != axis and a != b:
-                    raise TypeRuleError(f"concat operands differ off axis {axis}: {first} and {t} at axis {i}")
+                    raise TypeRuleError(
+                        f"concat operands differ off axis {axis}: {first} and {t} at axis {i}{cite(self.name, 'C3')}"
+                    )
             total = dim_expr("add", total, t.shape[axis])
         shape = first.shape[:axis] + (total,) + first.shape[axis + 1 :]
         return TensorType(shape, promote(*((t, a.weak) for t, a in zip(types, args))))
@@ -132,13 +177,29 @@ class Concat(Op):
 
 @dataclass(frozen=True, slots=True)
 class Slice(Op):
-    """A strided window: operands ``x`` and a tuple of rank-0 integer starts, one per axis.
+    """A strided window of ``x``: ``sizes[i]`` elements from ``starts[i]``, ``strides[i]`` apart.
 
-    (C1) ``len(starts) == len(sizes) == len(strides) == rank(x)``.
-    (C2) at run time every start is ≥ 0 and the window fits the axis:
-    ``start + (size - 1) * stride < dim`` for ``size > 0``; otherwise ``EvalError``.
-    (C3) where size, stride and axis length are static, a window that cannot fit the axis
-    even at start 0 (``(size - 1) * stride >= dim``) is a type error.
+    ``starts`` is a tuple of rank-0 integer operands, one per axis (static starts are
+    constants; a start computed from a loop index is a ``dim_*`` call); ``sizes`` and
+    ``strides`` (default all 1) are attributes.
+
+    Type rule: ``sizes``, with ``x``'s dtype.
+    Value rule: basic indexing ``x[start:start + (size - 1) * stride + 1:stride, ...]``, with
+    sizes and strides resolved through the run's dim bindings (evaluator spec §4). A window
+    running past the axis is an ``EvalError``, never a short tensor; a negative start is an
+    ``EvalError`` too (starts never count from the end).
+    Constraints:
+        (C1) ``len(starts) == len(sizes) == len(strides) == rank(x)``.
+        (C2) at run time every start is at least 0 and the window fits the axis:
+        ``start + (size - 1) * stride < dim`` for ``size > 0``; otherwise ``EvalError``.
+        (C3) where size, stride and axis length are static, a window that cannot fit the axis
+        even at start 0 (``(size - 1) * stride >= dim``) is a type error.
+        (C4) ``starts`` is a tuple of rank-0 integers.
+    Example: def example(x: f32[4, 4]): return slice(x, (1, 0), sizes=(2, 2), strides=(1, 2))
+    Refused (C1): def example(x: f32[4, 4]): return slice(x, (0,), sizes=(2,))
+    Refused (C2): def example(x: f32[4]): return slice(x, (3,), sizes=(2,))
+    Refused (C3): def example(x: f32[4]): return slice(x, (0,), sizes=(3,), strides=(2,))
+    Refused (C4): def example(x: f32[4], s: f32[()]): return slice(x, (s,), sizes=(2,))
     """
 
     name: ClassVar[str] = "slice"
@@ -161,14 +222,14 @@ class Slice(Op):
         if not isinstance(x, TensorType):
             raise TypeRuleError(f"slice operand must be a tensor, found tuple {x}")
         if not isinstance(starts, TupleType):
-            raise TypeRuleError(f"slice starts must be a tuple of rank-0 integers, found {starts}")
+            raise TypeRuleError(f"slice starts must be a tuple of rank-0 integers, found {starts}{cite(self.name, 'C4')}")
         if len(starts.fields) != x.rank or len(self.sizes) != x.rank:
             raise TypeRuleError(
                 f"slice (C1): {x} has rank {x.rank} but got {len(starts.fields)} starts and {len(self.sizes)} sizes"
             )
         for i, s in enumerate(starts.fields):
             if not isinstance(s, TensorType) or s.rank != 0 or not (s.dtype.is_integral):
-                raise TypeRuleError(f"slice start {i} must be a rank-0 integer, found {s}")
+                raise TypeRuleError(f"slice start {i} must be a rank-0 integer, found {s}{cite(self.name, 'C4')}")
         strides = self.strides if self.strides is not None else (1,) * x.rank
         for axis, (dim, size, stride) in enumerate(zip(x.shape, self.sizes, strides)):
             if isinstance(dim, int) and isinstance(size, int) and isinstance(stride, int) and size > 0:
@@ -183,9 +244,22 @@ class Slice(Op):
 
 @dataclass(frozen=True, slots=True)
 class Take(Op):
-    """``torch.index_select`` along ``axis`` generalised to any index shape (the embedding
-    gather): result shape ``x.shape[:axis] + indices.shape + x.shape[axis+1:]``. A negative
-    or out-of-range index is an ``EvalError``, never a wrap-around."""
+    """Gather the entries of ``x`` at ``indices`` along ``axis`` (the embedding lookup).
+
+    Type rule: ``x.shape[:axis] + indices.shape + x.shape[axis+1:]``, with ``x``'s dtype.
+    Value rule: ``torch.index_select(x, axis, indices)`` with the indices flattened (as
+    ``i64``) and the result reshaped to the type's shape: ``torch.index_select`` generalised
+    to any index shape. A negative or out-of-range index is an ``EvalError``, never a
+    wrap-around.
+    Constraints:
+        (C1) ``indices`` are integers.
+        (C2) ``axis`` is in range for ``x``'s rank.
+        (C3) at run time every index is in ``0 .. x.shape[axis] - 1``.
+    Example: def example(x: f32[3, 2]): return take(x, constant([[2, 0], [1, 1]], dtype=i64))
+    Refused (C1): def example(x: f32[3, 2], i: f32[2]): return take(x, i)
+    Refused (C2): def example(x: f32[3, 2], i: i64[2]): return take(x, i, axis=2)
+    Refused (C3): def example(x: f32[3, 2], i: i64[3]): return take(x, i)
+    """
 
     name: ClassVar[str] = "take"
     min_args: ClassVar[int] = 2
@@ -199,6 +273,6 @@ class Take(Op):
     def infer(self, args: tuple[Operand, ...]) -> Type:
         x, idx = tensor_args(self.name, args)
         if not idx.dtype.is_integral:
-            raise TypeRuleError(f"take indices must be integers, found {idx}")
-        axis = normalize_axis(self, self.axis, x.rank)
+            raise TypeRuleError(f"take indices must be integers, found {idx}{cite(self.name, 'C1')}")
+        axis = normalize_axis(self, self.axis, x.rank, "C2")
         return TensorType(x.shape[:axis] + idx.shape + x.shape[axis + 1 :], x.dtype)
