@@ -1,0 +1,117 @@
+"""``tfexec import MODEL.py:FACTORY --example-shape ... --out DIR``: the command's work.
+
+Unlike every other tfexec command, this one runs the user's Python: it imports
+``MODEL.py`` (as Python imports a module, with its directory on ``sys.path``) and calls
+``FACTORY()`` with no arguments for the ``nn.Module`` (put in eval mode) or function to
+export. That is its documented purpose; the module text it writes is the HIR text form,
+which no tfexec command ever executes.
+
+``--example-shape`` gives one example input per use, in ``forward``'s order: sizes
+separated by commas (``2,8,32``), each optionally named to make that axis a dynamic
+``torch.export.Dim`` (``B=2,S=8,32``), optionally prefixed by a dtype (``i64:2,8``).
+"""
+
+import importlib.util
+import re
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from tfexec.frontends.torch._api import import_module
+from tfexec.frontends.torch._translate import TorchImportError
+from tfexec.ir.dtypes import DType
+from tfexec.ir.expr import Function
+
+_SIZE = re.compile(r"^(?:(?P<name>[A-Za-z_]\w*)=)?(?P<size>\d+)$")
+
+
+class ImportUsageError(Exception):
+    """Bad command-line input for ``tfexec import`` (exit code 2)."""
+
+
+def parse_shape(text: str, generator: torch.Generator) -> tuple[torch.Tensor, dict[int, torch.export.Dim]]:
+    """One ``--example-shape``: a random example tensor and its dynamic axes."""
+    dtype = DType.float32
+    body = text
+    if ":" in text:
+        prefix, body = text.split(":", 1)
+        try:
+            dtype = DType.from_short(prefix.strip())
+        except ValueError as exc:
+            raise ImportUsageError(f"--example-shape {text!r}: {exc}") from None
+    sizes: list[int] = []
+    dims: dict[int, torch.export.Dim] = {}
+    for axis, item in enumerate(p.strip() for p in body.split(",")):
+        m = _SIZE.match(item)
+        if m is None:
+            raise ImportUsageError(
+                f"--example-shape {text!r}: {item!r} is not a size (expected sizes like 2,8,32 or B=2,S=8,32)"
+            )
+        sizes.append(int(m["size"]))
+        if m["name"]:
+            dims[axis] = torch.export.Dim(m["name"])
+    if dtype.is_floating:
+        example = torch.randn(sizes, generator=generator).to(dtype.torch)
+    elif dtype is DType.bool:
+        example = torch.randint(0, 2, sizes, generator=generator).bool()
+    else:
+        example = torch.randint(0, 4, sizes, generator=generator).to(dtype.torch)
+    return example, dims
+
+
+def load_factory(target: str) -> Callable[[], object]:
+    """``FACTORY`` of ``MODEL.py:FACTORY``, importing ``MODEL.py`` (running its code)."""
+    path_text, sep, factory_name = target.rpartition(":")
+    if not sep or not path_text or not factory_name.isidentifier():
+        raise ImportUsageError(f"{target!r}: expects MODEL.py:FACTORY (a Python file and a callable in it)")
+    path = Path(path_text)
+    if not path.is_file():
+        raise ImportUsageError(f"{path}: no such file")
+    name = "_tfexec_import_" + re.sub(r"\W", "_", path.stem)
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportUsageError(f"{path}: cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    sys.path.insert(0, str(path.resolve().parent))
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # the user's module failing to import: report it, do not crash
+        raise TorchImportError(f"{path}: importing it raised {type(exc).__name__}: {exc}") from exc
+    finally:
+        sys.path.remove(str(path.resolve().parent))
+    factory = getattr(module, factory_name, None)
+    if not callable(factory):
+        raise ImportUsageError(f"{path} has no factory {factory_name} (a callable returning the model)")
+    return factory  # type: ignore[no-any-return]
+
+
+def run_import(target: str, shapes: Sequence[str], out: str, name: str = "forward", seed: int = 0) -> str:
+    """Import ``MODEL.py:FACTORY`` and save it at ``out``; returns a one-line summary."""
+    factory = load_factory(target)
+    if not shapes:
+        raise ImportUsageError("give one --example-shape per input of the model")
+    generator = torch.Generator().manual_seed(seed)
+    examples, spec = [], []
+    for text in shapes:
+        example, dims = parse_shape(text, generator)
+        examples.append(example)
+        spec.append(dims or None)
+    try:
+        model: Any = factory()
+    except Exception as exc:  # the user's factory failing: report it, do not crash
+        raise TorchImportError(f"{target}: calling the factory raised {type(exc).__name__}: {exc}") from exc
+    if isinstance(model, torch.nn.Module):
+        model.eval()
+    elif not callable(model):
+        raise ImportUsageError(f"{target}: the factory returned a {type(model).__name__}, not a module or function")
+    dynamic = spec if any(s is not None for s in spec) else None
+    loaded = import_module(model, tuple(examples), dynamic, name=name)
+    path = loaded.save(out)
+    fn = loaded.entry
+    assert isinstance(fn, Function)
+    params = ", ".join(f"{p.name}: {p.type}" for p in fn.params)
+    return f"imported {fn.name}({params}) -> {fn.ret_type} with {len(loaded.module.constants)} constant(s); wrote {path}"

@@ -1,0 +1,49 @@
+"""Provenance: the user's source line behind an exported FX node.
+
+``torch.export`` records, on each node, the Python stack that produced it
+(``node.meta["stack_trace"]``, outermost frame first). The node's ``Span`` points at the
+innermost frame outside torch and tfexec (the user's line), with the column of the line's
+first character, and its binding is the FX node's name.
+"""
+
+import linecache
+import os
+import re
+
+import torch
+
+from tfexec.ir.span import Span
+
+_FRAME = re.compile(r'File "(?P<file>[^"\n]+)", line (?P<line>\d+), in [^\n]*(?:\n(?P<text>[^\n]*))?')
+_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+_TFEXEC_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
+
+
+def user_frame(stack_trace: object) -> tuple[str, int, str] | None:
+    """``(file, line, text)`` of the innermost frame outside torch and tfexec; failing that
+    (code typed at a prompt has no file), the innermost outside tfexec; else None."""
+    if not isinstance(stack_trace, str):
+        return None
+    frames = [(m["file"], int(m["line"]), (m["text"] or "").strip()) for m in _FRAME.finditer(stack_trace)]
+    for excluded in ((_TORCH_DIR, _TFEXEC_DIR), (_TFEXEC_DIR,)):
+        for file, line, text in reversed(frames):
+            if not os.path.abspath(file).startswith(excluded):
+                return file, line, text
+    return None
+
+
+def node_span(stack_trace: object, binding: str | None) -> Span | None:
+    """The span of a node whose stack trace is ``stack_trace``, bound to ``binding``."""
+    frame = user_frame(stack_trace)
+    if frame is None:
+        return None
+    file, line, _ = frame
+    source = linecache.getline(file, line)
+    column = len(source) - len(source.lstrip()) + 1 if source.strip() else 1
+    return Span(file, line, column, binding)
+
+
+def source_text(stack_trace: object) -> str:
+    """The user's source line of a stack trace (stripped), or ``""``."""
+    frame = user_frame(stack_trace)
+    return frame[2] if frame is not None else ""
