@@ -5,9 +5,10 @@ missing files, unknown names). Errors are one line on stderr; ``--debug`` shows 
 """
 
 import argparse
+import contextlib
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import torch
@@ -16,6 +17,7 @@ from tfexec.errors import TfexecError
 from tfexec.ir.dims import DimExpr, DimVar, resolve_dim
 from tfexec.ir.dtypes import DType
 from tfexec.ir.expr import Function
+from tfexec.loading import LoadedModule
 from tfexec.ir.types import TensorType, TupleType, Type
 
 
@@ -23,7 +25,23 @@ class UsageError(Exception):
     """Bad command-line input: exit code 2."""
 
 
-def _load_target(path_text: str, function: str | None) -> "tuple[object, Function]":
+@contextlib.contextmanager
+def _progress(args: argparse.Namespace, what: str) -> Iterator[None]:
+    """A spinner with the elapsed time on stderr while a long step runs, on a TTY only
+    (rich); nothing when stderr is piped or with --no-progress, so scripts see plain output."""
+    if getattr(args, "no_progress", False) or not sys.stderr.isatty():
+        yield
+        return
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        bar.add_task(what, total=None)
+        yield
+
+
+def _load_target(path_text: str, function: str | None) -> "tuple[Function | LoadedModule, Function]":
     """A file or saved-module directory as an evaluation target and the function it runs."""
     path = Path(path_text)
     if not path.exists():
@@ -142,7 +160,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     from tfexec.evaluator.visitor import evaluate
 
     target, fn = _load_target(args.file, args.function)
-    out = evaluate(target, *_inputs(fn, args))  # type: ignore[arg-type]
+    inputs = _inputs(fn, args)
+    with _progress(args, f"evaluating {fn.name}"):
+        out = evaluate(target, *inputs)
     if args.out:
         from tfexec.loading import write_tensors
 
@@ -159,7 +179,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     from tfexec.equivalence import check_equivalence
 
     target, fn = _load_target(args.file, args.function)
-    report = check_equivalence(target, *_inputs(fn, args), rtol=args.rtol, atol=args.atol, loops=args.loops)  # type: ignore[arg-type]
+    inputs = _inputs(fn, args)
+    with _progress(args, f"checking {fn.name}: visitor, lowering, node-by-node comparison"):
+        report = check_equivalence(target, *inputs, rtol=args.rtol, atol=args.atol, loops=args.loops)
     print(report)
     return 0 if report.ok else 1
 
@@ -179,7 +201,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
     from tfexec.forward.picture import render
 
     target, _ = _load_target(args.file, args.function)
-    print(render(lower(target), args.format), end="")  # type: ignore[arg-type]
+    print(render(lower(target), args.format), end="")
     return 0
 
 
@@ -189,7 +211,9 @@ def cmd_dump(args: argparse.Namespace) -> int:
 
     target, fn = _load_target(args.file, args.function)
     table: dict[str, Value] = {}
-    evaluate_value(target, tuple(_inputs(fn, args)), table=table, loops=args.loops)  # type: ignore[arg-type]
+    inputs = tuple(_inputs(fn, args))
+    with _progress(args, f"evaluating {fn.name}, keeping every value"):
+        evaluate_value(target, inputs, table=table, loops=args.loops)
     flat: dict[str, torch.Tensor] = {}
     for key, value in table.items():
         _flatten(key, value, flat)
@@ -266,6 +290,7 @@ def cmd_ops(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tfexec", description="The reference interpreter of the TileFoundry HIR.")
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
+    parser.add_argument("--no-progress", action="store_true", help="no progress spinner, even on a terminal")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def program(p: argparse.ArgumentParser, inputs: bool = True) -> None:
