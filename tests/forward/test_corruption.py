@@ -132,7 +132,7 @@ def _swap_operands(node: ForwardNode) -> ForwardNode:
         view[first.index], view[second.index] = view[second.index], view[first.index]
         return inner(view, ctx)
 
-    return dataclasses.replace(node, fn=swapped)
+    return dataclasses.replace(node, fn=swapped, plain=None)  # the run loop calls `plain` when set
 
 
 def test_swapped_operands_are_caught_at_the_op(use_lowering: Callable[[ForwardGraph], None]) -> None:

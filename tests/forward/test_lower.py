@@ -184,24 +184,57 @@ def test_full_checking_binds_dims_consistently_across_the_run() -> None:
     assert torch.equal(tfexec.lower(fn, check="full").run(*inputs), tfexec.evaluate(fn, *inputs))  # type: ignore[arg-type]
 
 
+_SEEN: list["weakref.ref[torch.Tensor]"] = []
+_ALIVE_AT_CHECK: list[bool] = []
+
+
+@dataclass(frozen=True, slots=True)
+class Remember(Op):
+    """Test op: remembers a weak reference to its operand and returns a copy."""
+
+    name: ClassVar[str] = "remember_test_op"
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = 1
+
+    def infer(self, args: tuple[Operand, ...]) -> Type:
+        t = args[0].type
+        assert isinstance(t, TensorType)
+        return t
+
+
+@dataclass(frozen=True, slots=True)
+class Probe(Remember):
+    """Test op: records whether the remembered operand is still alive, returns its operand."""
+
+    name: ClassVar[str] = "probe_test_op"
+
+
+def _remember(x: torch.Tensor) -> torch.Tensor:
+    _SEEN.append(weakref.ref(x))
+    return x.clone()
+
+
+def _probe(x: torch.Tensor) -> torch.Tensor:
+    gc.collect()
+    _ALIVE_AT_CHECK.append(_SEEN[-1]() is not None)
+    return x
+
+
+value_rule(Remember)(lambda op, layouts: Kernel(_remember))
+value_rule(Probe)(lambda op, layouts: Kernel(_probe))
+
+
 def test_run_releases_each_slot_after_its_last_reader() -> None:
     x = Var("x", f32[1024])
-    h1 = ops.exp(x)
-    h2 = ops.neg(h1)
-    fn = Function("f", (x,), ops.abs(h2))
-    graph = tfexec.lower(fn)
-    seen: list[weakref.ref[torch.Tensor]] = []
-    original = graph.nodes[1].fn
-
-    def spy(v: list[object], c: object) -> object:
-        out = original(v, c)  # type: ignore[arg-type]
-        seen.append(weakref.ref(v[graph.n_inputs]))  # type: ignore[arg-type]
-        return out
-
-    object.__setattr__(graph.nodes[1], "fn", spy)
-    graph.run(torch.ones(1024))
-    gc.collect()
-    assert seen and seen[0]() is None  # exp(x) was freed once neg read it
+    h1 = ops.exp(x)  # last read by `remember`: run frees it right after
+    fn = Function("f", (x,), ops.apply(Probe(), ops.apply(Remember(), h1)))
+    _ALIVE_AT_CHECK.clear()
+    tfexec.lower(fn).run(torch.ones(1024))
+    assert _ALIVE_AT_CHECK == [False]
+    tfexec.lower(fn).eval(torch.ones(1024))  # eval keeps the whole context
+    assert _ALIVE_AT_CHECK == [False, True]
+    tfexec.lower(fn).run(torch.ones(1024), check="full")  # full checking frees too
+    assert _ALIVE_AT_CHECK == [False, True, False]
 
 
 def test_no_reference_cycle_keeps_values_alive_after_run() -> None:

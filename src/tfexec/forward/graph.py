@@ -6,7 +6,8 @@ last reader; ``denote_all`` erases the context into a table keyed by node key, t
 to the visitor's table (Lean ``denoteAll``).
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from operator import itemgetter
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -26,6 +27,7 @@ from tfexec.ir.expr import Function
 from tfexec.loading import LoadedModule
 
 LoopKeys = Literal["collapse", "expand"]
+Step = tuple[Callable[..., object], "Callable[[list[object]], tuple[object, ...]] | None", tuple[int, ...]]
 
 
 @dataclass(slots=True)
@@ -63,38 +65,64 @@ class Body:
     keyed: tuple[tuple[str, Ref], ...]
     frees: tuple[tuple[int, ...], ...]
     annotations: tuple[Annotation | None, ...]
+    steps: "tuple[Step, ...]" = field(init=False)
+    """The run loop's view of the nodes, derived from them (see ``make_steps``)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "steps", make_steps(self.data.nodes, self.frees))
 
     def eval(self, values: list[object], ctx: EvaluateContext, check: bool = False) -> list[object]:
-        """Append every node's value to ``values`` (inputs first) and return it."""
-        nodes = self.data.nodes
+        """Append every node's value to ``values`` (inputs first) and return it; with ``check``,
+        check each value against its node's declared type."""
+        return self._loop(values, ctx, check, free=False)
+
+    def run(self, values: list[object], ctx: EvaluateContext, check: bool = False) -> list[object]:
+        """Like ``eval`` but release each slot after its last reader."""
+        return self._loop(values, ctx, check, free=True)
+
+    def _loop(self, values: list[object], ctx: EvaluateContext, check: bool, free: bool) -> list[object]:
         append = values.append
         try:
             if check:
-                for node, ann in zip(nodes, self.annotations):
-                    out = node.fn(values, ctx)
+                for (f, arg, frees), node, ann in zip(self.steps, self.data.nodes, self.annotations):
+                    out = f(*arg(values)) if arg is not None else f(values, ctx)
                     if ann is not None:
                         ann.check(out, node.source, "this node's value")
                     append(out)
+                    if free:
+                        for s in frees:
+                            values[s] = None
+            elif free:
+                for f, arg, frees in self.steps:
+                    append(f(*arg(values)) if arg is not None else f(values, ctx))
+                    if frees:
+                        for s in frees:
+                            values[s] = None
             else:
-                for node in nodes:
-                    append(node.fn(values, ctx))
+                for f, arg, _ in self.steps:
+                    append(f(*arg(values)) if arg is not None else f(values, ctx))
         except Exception as exc:
-            _reraise(nodes[len(values) - self.data.n_inputs], exc)
+            _reraise(self.data.nodes[len(values) - self.data.n_inputs], exc)
         return values
 
-    def run(self, values: list[object], ctx: EvaluateContext) -> list[object]:
-        """Like ``eval`` but release each slot after its last reader."""
-        nodes = self.data.nodes
-        append = values.append
-        i = 0
-        try:
-            for i, (node, frees) in enumerate(zip(nodes, self.frees)):
-                append(node.fn(values, ctx))
-                for s in frees:
-                    values[s] = None
-        except Exception as exc:
-            _reraise(nodes[i], exc)
-        return values
+
+def make_steps(nodes: Sequence[ForwardNode], frees: Sequence[tuple[int, ...]]) -> tuple[Step, ...]:
+    """The run loop's view of the nodes: ``(f, args, frees)`` where ``args`` (an
+    ``itemgetter`` over the slots) is set for plain tensor calls and ``f(*args(values))`` is
+    the node's value; otherwise ``f`` is the node's closure, called as ``f(values, ctx)``."""
+    steps: list[Step] = []
+    for node, free in zip(nodes, frees):
+        if node.plain is not None:
+            f, slots = node.plain
+            getter = itemgetter(*slots) if len(slots) > 1 else _single(slots[0])
+            steps.append((f, getter, free))
+        else:
+            steps.append((node.fn, None, free))
+    return tuple(steps)
+
+
+def _single(slot: int) -> Callable[[list[object]], tuple[object]]:
+    return lambda v: (v[slot],)
 
 
 def _node_error(node: ForwardNode, exc: Exception) -> Exception:
@@ -208,16 +236,12 @@ class ForwardGraph:
     def run(self, *inputs: object, check: CheckMode | None = None) -> "torch.Tensor | tuple[object, ...]":
         """The outputs only, each slot released after its last reader (peak memory ≈ eager's)."""
         mode = check or self.check
-        if mode == "full":
-            values = self.eval(*inputs, check="full")
+        with check_context():
+            slots, ctx = self._start(inputs, None, mode == "full")
+            self._check_inputs(slots, mode)
+            values = self.body.run(slots, ctx, check=mode == "full")
             out = read(self.body.outputs, values)
-        else:
-            with check_context():
-                slots, ctx = self._start(inputs, None)
-                self._check_inputs(slots, mode)
-                values = self.body.run(slots, ctx)
-                out = read(self.body.outputs, values)
-                self._check_output(out, mode)
+            self._check_output(out, mode)
         assert isinstance(out, (torch.Tensor, tuple))
         return out
 

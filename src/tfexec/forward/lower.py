@@ -150,10 +150,11 @@ class _Builder:
     def emit(
         self, fn: NodeFn, reads: Sequence[int], type: Type | None, key: str | None, source: Expr | None,
         scope_id: int, dispatch: bool = False, body: Body | None = None,
+        plain: "tuple[Callable[..., object], tuple[int, ...]] | None" = None,
     ) -> int:
         node = ForwardNode(
             fn, tuple(self.data.slot(i) for i in reads), type, key, source, dispatch,
-            key or (op_label(source) if source is not None else "plumbing"), body,
+            key or (op_label(source) if source is not None else "plumbing"), body, plain,
         )
         index = self.data.next_index
         self.data = self.data.snoc(node)
@@ -203,9 +204,10 @@ class _Scope:
     def emit(
         self, fn: NodeFn, reads: Sequence[int], type: Type | None, node: Expr | None, *, keyed: bool,
         dispatch: bool = False, body: Body | None = None,
+        plain: "tuple[Callable[..., object], tuple[int, ...]] | None" = None,
     ) -> int:
         key = self.key(node) if keyed and node is not None else None
-        return self.builder.emit(fn, reads, type, key, node, self.scope_id, dispatch, body)
+        return self.builder.emit(fn, reads, type, key, node, self.scope_id, dispatch, body, plain)
 
     def emit_error(self, node: Expr, error: EvalError) -> Ref:
         """A node that raises ``error`` when reached (the visitor raises it at the same point)."""
@@ -319,7 +321,9 @@ def _lower_op_call(call: Call, op: Op, scope: _Scope) -> Ref:
         all_reads = [r.slot for ref in refs for r in leaves(ref)]
         return _lower_handler_call(call, op, refs, all_reads, scope)
     kernel = rule(op, layouts)
-    slot = scope.emit(_op_closure(kernel, refs, scope), reads, call.checked_type, call, keyed=True, dispatch=True)
+    plain_slots = [r.slot for r in refs if isinstance(r, TensorRef) and r.scalar is None]
+    plain = (kernel.tensor_fn, tuple(plain_slots)) if kernel.tensor_fn is not None and len(plain_slots) == len(refs) and refs else None
+    slot = scope.emit(_op_closure(kernel, refs, scope), reads, call.checked_type, call, keyed=True, dispatch=True, plain=plain)
     return TensorRef(slot, op.value_layout(layouts))
 
 

@@ -46,6 +46,10 @@ class ForwardNode:
     label: str = ""
     body: object | None = None
     """For a loop node, the lowered body (a ``tfexec.forward.graph.Body``) it runs per iteration."""
+    plain: "tuple[Callable[..., object], tuple[int, ...]] | None" = None
+    """When the node is a tensor function applied to slots (``f(v[a], v[b])``), that function
+    and those slots: the run loop then calls it directly, without ``fn``'s frame. ``fn``
+    computes the same thing."""
 
     def __repr__(self) -> str:
         return f"ForwardNode({self.label or self.key}, reads={[s.index for s in self.reads]}, type={self.type})"
