@@ -85,7 +85,7 @@ __all__ = [
     "GridRegionExpr", "IRConstructionError", "IRModule", "Layout", "LoadedModule", "LoweringError", "Mesh",
     "ModuleLoadError", "Op", "ParseError", "Replicate", "ShapeDim", "ShardLayout", "Span", "Split", "TensorType",
     "TensorValue", "TfexecError", "Tuple", "TupleGetItem", "TupleType", "TupleValue", "Type", "TypeInferenceError",
-    "Value", "Var", "as_layout_view", "b1", "bf16", "describe_expr", "eval_registry", "evaluate", "f16", "f32",
+    "Value", "Var", "as_layout_view", "b1", "bf16", "describe_expr", "eval_registry", "evaluate", "evaluate_mesh", "f16", "f32",
     "f64", "from_layout_view", "i16", "i32", "i64", "i8", "infer_types", "ops", "register_eval", "resolve_dim", "u8",
     "load_module", "save_module",
 ]

@@ -12,11 +12,14 @@ import typing
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
-from beartype import beartype
+from beartype import BeartypeConf, beartype
 from beartype.door import is_bearable
 from beartype.roar import BeartypeCallHintParamViolation
 
 from tfexec.errors import ArgumentTypeError
+
+_CONF = BeartypeConf(is_pep484_tower=True)
+"""PEP 484's numeric tower: an ``int`` is accepted where a ``float`` is annotated."""
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -24,7 +27,7 @@ R = TypeVar("R")
 
 def public(fn: Callable[P, R]) -> Callable[P, R]:
     """Check ``fn``'s arguments against its annotations; a violation is an ``ArgumentTypeError``."""
-    checked = beartype(fn)
+    checked = beartype(conf=_CONF)(fn)
 
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -63,7 +66,7 @@ _HINTS = {
 
 def _spell(hint: object) -> str:
     text = str(hint) if not isinstance(hint, type) else hint.__name__
-    for prefix in ("tfexec.ir.expr.", "tfexec.loading.loaded.", "tfexec.ir.module.", "typing.", "os."):
+    for prefix in ("tfexec.ir.expr.", "tfexec.ir.types.", "tfexec.loading.loaded.", "tfexec.ir.module.", "typing.", "os."):
         text = text.replace(prefix, "")
     return text
 

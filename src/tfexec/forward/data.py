@@ -19,12 +19,14 @@ class ForwardData:
     view; extending an older view (which would fork the list) is refused.
     """
 
-    __slots__ = ("n_inputs", "_nodes", "_size")
+    __slots__ = ("n_inputs", "_nodes", "_size", "_slots")
 
-    def __init__(self, n_inputs: int, nodes: list[ForwardNode], size: int) -> None:
+    def __init__(self, n_inputs: int, nodes: list[ForwardNode], size: int, slots: list[Slot] | None = None) -> None:
         self.n_inputs = n_inputs
         self._nodes = nodes
         self._size = size
+        self._slots = slots if slots is not None else []
+        """``Slot`` objects made so far, shared by the views (one per index)."""
 
     @staticmethod
     def nil(n_inputs: int) -> "ForwardData":
@@ -43,13 +45,16 @@ class ForwardData:
                     f"but only slots 0..{limit - 1} exist before it"
                 )
         self._nodes.append(node)
-        return ForwardData(self.n_inputs, self._nodes, self._size + 1)
+        return ForwardData(self.n_inputs, self._nodes, self._size + 1, self._slots)
 
     def slot(self, index: int) -> Slot:
         """A checked index to an existing slot (an input or an already appended node)."""
         if not 0 <= index < self.n_inputs + self._size:
             raise LoweringError(f"slot {index} does not exist (size {self.n_inputs + self._size})")
-        return Slot(index)
+        slots = self._slots
+        while len(slots) <= index:
+            slots.append(Slot(len(slots)))
+        return slots[index]
 
     @property
     def next_index(self) -> int:

@@ -10,6 +10,7 @@ trip counts, slice starts, weights — happens at run time through the same runt
 the visitor uses (``tfexec.evaluator.runtime``).
 """
 
+import gc
 from collections.abc import Callable, Sequence
 from operator import itemgetter
 
@@ -85,11 +86,19 @@ def lower(target: "Function | LoadedModule", *, check: CheckMode = "boundary") -
     (``TypeInferenceError``). ``check`` is the graph's default runtime-checking mode.
     """
     fn, loaded = resolve_target(target)
-    infer_types(fn)
+    # Lowering allocates many small objects that live as long as the graph; the cyclic
+    # collector would rescan them again and again (measured: 2.5x the cost on a 1e5-node
+    # chain). Nothing here makes cycles worth collecting mid-way.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
+        infer_types(fn)
         return _lower_function(fn, loaded, check)
     except RecursionError as exc:
         raise LoweringError(f"{describe_expr(fn)}: function calls or loops nest too deeply to lower") from exc
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _lower_function(fn: Function, loaded: "LoadedModule | None", check: CheckMode) -> ForwardGraph:
@@ -242,6 +251,10 @@ def _lower_nodes(order: Sequence[Expr], scope: _Scope) -> None:
 
 
 def _lower_node(node: Expr, scope: _Scope) -> Ref:
+    if isinstance(node, Call):  # the common case first
+        if isinstance(node.target, Function):
+            return _lower_function_call(node, node.target, scope)
+        return _lower_op_call(node, node.target, scope)
     if isinstance(node, Var):
         return scope.emit_error(node, unbound_var_error(node))
     if isinstance(node, Constant):
@@ -259,10 +272,6 @@ def _lower_node(node: Expr, scope: _Scope) -> Ref:
                 node, EvalError(f"{describe_expr(node)}: index {node.index} is out of range for a {len(inner.fields)}-tuple")
             )
         return inner.fields[node.index]
-    if isinstance(node, Call):
-        if isinstance(node.target, Function):
-            return _lower_function_call(node, node.target, scope)
-        return _lower_op_call(node, node.target, scope)
     return _lower_loop(node, scope)
 
 

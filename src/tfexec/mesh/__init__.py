@@ -1,0 +1,153 @@
+"""The mesh evaluator: a program run by every participant of its mesh, on torch.distributed.
+
+``evaluate`` models one mesh participant (evaluator spec §6) and so refuses ``local`` of a
+value split over the mesh. ``evaluate_mesh`` runs the program as the mesh would: one
+process per participant, joined in a ``gloo`` process group on 127.0.0.1, each holding its
+shard of every distributed value as a DTensor (``torch.distributed.tensor``).
+
+Main definitions
+----------------
+* ``evaluate_mesh(target, *inputs, mesh=None, return_locals=False, timeout=300.0)`` — the
+  logical result (as ``evaluate`` returns it), or with ``return_locals=True`` a
+  ``MeshResult`` that also holds each participant's local values.
+* ``evaluate_mesh_batch(jobs, mesh=None, timeout=...)`` — several ``MeshJob``s with one
+  launch of the participants (each job may also repeat ``rounds`` times, timed).
+* ``MeshResult``, ``MeshOutcome``, ``MeshJob``.
+
+Design
+------
+* **Values.** An input whose parameter type carries a ``ShardLayout`` becomes a DTensor
+  with the matching placements (``Split(a)`` → ``Shard(a)``, ``Replicate()`` →
+  ``Replicate()``, one per mesh axis; two mesh axes splitting one tensor axis split it in
+  mesh-axis order). A DTensor *is* the logical value (its ``shape`` is the logical shape),
+  which is what spec §6 says ops act on.
+* **Ops.** Each participant runs the single-participant ``EvaluatorVisitor`` unchanged —
+  binding, memo, function calls, loops, error prefixes — on DTensor values, and each op's
+  own value rule (kernel) computes on DTensors, so DTensor's op propagation does the
+  distributed arithmetic (a matmul contracting a split axis yields a ``Partial`` sum, a
+  softmax over a split axis gathers it, …). What is mesh-specific lives in the separate
+  registry ``mesh_rules`` (``reshard`` is a real ``redistribute``; ``local`` redistributes
+  to its operand's ``ShardLayout`` and returns ``to_local()``) and in one generic wrapper
+  of every other handler (logical plain tensors join DTensors as replicated ones; an op
+  with a per-participant operand — the result of ``local`` on a split axis — runs on the
+  logical value of its distributed operands and gives a per-participant result). A
+  participant process exists only for the mesh run, so it installs these over its own
+  ``eval_registry`` at start; the caller's registry is never touched.
+* **Processes.** The program travels as data, never pickled: JSON records that rebuild
+  the same DAG with the same spans (custom op classes and their handlers are imported by
+  module name) and safetensors files for tensors. The caller hosts the TCP store on an
+  OS-chosen port of 127.0.0.1, starts the participants with ``subprocess``, and watches
+  their exit codes, error reports and progress slots (the op each one is in).
+* **Failures.** Any failure surfaces as one ``EvalError`` prefixed by ``describe_expr`` of
+  the node and naming the participant (rank and mesh coordinate): an error in a handler,
+  a participant that dies (``os._exit``, a signal) or one that makes no progress within
+  ``timeout`` (seconds of evaluation, counted once all participants have joined; start-up
+  has its own ``STARTUP_TIMEOUT``). The first failure stops every participant, and no
+  process outlives the call. An op DTensor cannot compute for the placements at hand
+  (say ``rms_norm`` over a split axis) is such an error, naming the node and placements.
+
+Equivalence and tolerance
+-------------------------
+Without ``local`` on a split axis, the mesh result is the single-participant result. It is
+bitwise equal where the sharded computation does the same arithmetic per element:
+elementwise ops, shape ops, ``reshard``, ops whose reduced or contracted axes are not
+split, and ops DTensor computes after gathering (softmax, layer_norm over a split axis).
+Where a split axis is reduced or contracted (``reduce``, ``matmul``, a mean over a split
+axis), each participant reduces its shard and the partial results are combined, which
+reassociates the sum: the results then agree within ``torch.testing.assert_close``'s
+default tolerances for the dtype (float32: rtol 1.3e-6, atol 1e-5). A BLAS kernel may also
+block a row-split matmul differently; the tests hold matmuls to the same tolerance.
+For ``local`` of a split value, each participant's value is bitwise the matching slice of
+the logical value.
+
+Implementation notes
+--------------------
+* Inputs and constants must be on CPU (gloo); each participant uses
+  ``cpu_count // participants`` intra-op threads.
+* A loaded module's constants are read in the caller, before the run, and sent along.
+* Per-participant values are tracked by tensor identity within a participant; a
+  per-participant output has no logical value (``MeshResult.logical`` is None and
+  ``evaluate_mesh`` without ``return_locals`` refuses).
+"""
+
+from typing import Literal, overload
+
+import torch
+
+from tfexec.api_checks import public
+from tfexec.errors import EvalError
+from tfexec.ir.describe import describe_expr
+from tfexec.ir.expr import Function
+from tfexec.ir.types import Mesh
+from tfexec.loading import LoadedModule
+from tfexec.mesh._launch import (
+    DEFAULT_TIMEOUT as DEFAULT_TIMEOUT,
+)
+from tfexec.mesh._launch import (
+    MAX_PARTICIPANTS as MAX_PARTICIPANTS,
+)
+from tfexec.mesh._launch import (
+    STARTUP_TIMEOUT as STARTUP_TIMEOUT,
+)
+from tfexec.mesh._launch import (
+    MeshJob as MeshJob,
+)
+from tfexec.mesh._launch import (
+    MeshOutcome as MeshOutcome,
+)
+from tfexec.mesh._launch import (
+    MeshResult as MeshResult,
+)
+from tfexec.mesh._launch import (
+    coordinate as coordinate,
+)
+from tfexec.mesh._launch import (
+    evaluate_mesh_batch as evaluate_mesh_batch,
+)
+
+
+@overload
+def evaluate_mesh(
+    target: "Function | LoadedModule", *inputs: object, mesh: Mesh | None = None,
+    return_locals: Literal[False] = False, timeout: float = DEFAULT_TIMEOUT,
+) -> "torch.Tensor | tuple[object, ...]": ...
+
+
+@overload
+def evaluate_mesh(
+    target: "Function | LoadedModule", *inputs: object, mesh: Mesh | None = None,
+    return_locals: Literal[True], timeout: float = DEFAULT_TIMEOUT,
+) -> MeshResult: ...
+
+
+@public
+def evaluate_mesh(
+    target: "Function | LoadedModule", *inputs: object, mesh: Mesh | None = None,
+    return_locals: bool = False, timeout: float = DEFAULT_TIMEOUT,
+) -> "torch.Tensor | tuple[object, ...] | MeshResult":
+    """Run ``target`` on ``inputs`` on every participant of ``mesh`` (by default the one mesh
+    its ``ShardLayout``s name), as one process each, and return the logical result — or,
+    with ``return_locals=True``, a ``MeshResult`` with each participant's local values too.
+
+    Inputs are logical (whole) tensors, bound as ``evaluate`` binds them; a failure in any
+    participant, or one that dies or hangs past ``timeout`` seconds, is an ``EvalError``
+    naming the node and the participant.
+    """
+    (outcome,) = evaluate_mesh_batch([MeshJob(target, tuple(inputs), bool(return_locals))], mesh=mesh, timeout=timeout)
+    result = outcome.unwrap()
+    if return_locals:
+        return result
+    if result.logical is None:
+        fn = target if isinstance(target, Function) else target.entry
+        where = describe_expr(fn.body) if fn is not None else "the result"
+        raise EvalError(
+            f"{where}: the result is a per-participant value (it depends on local of a value split over the mesh), "
+            "so it has no single logical value: pass return_locals=True and read each participant's value"
+        )
+    return result.logical
+
+
+__all__ = [
+    "DEFAULT_TIMEOUT", "MAX_PARTICIPANTS", "STARTUP_TIMEOUT", "MeshJob", "MeshOutcome", "MeshResult", "coordinate",
+    "evaluate_mesh", "evaluate_mesh_batch",
+]
