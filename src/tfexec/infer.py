@@ -5,6 +5,8 @@ ill-typed node raises ``TypeInferenceError`` whose message starts with
 ``describe_expr(node)`` and says what was expected and what was found.
 """
 
+from collections.abc import Sequence
+
 from tfexec.api_checks import public
 from tfexec.errors import TypeInferenceError
 from tfexec.ir.boundary import call_mismatch, substitute_type
@@ -21,7 +23,7 @@ from tfexec.ir.expr import (
     TupleGetItem,
     Var,
 )
-from tfexec.ir.graph import loop_plan, post_order
+from tfexec.ir.graph import function_order, loop_plan, post_order
 from tfexec.ir.ops.base import Op, Operand, TypeRuleError
 from tfexec.ir.types import TensorType, TupleType, Type
 
@@ -48,7 +50,7 @@ class _Inference:
             bound = {id(p) for p in fn.params}
             for p in fn.params:
                 p.with_checked_type(p.type)
-            self.scope([fn.body], bound)
+            self.scope_order(function_order(fn), bound)
             result = _checked(fn.body)
             if fn.ret_type is not None and fn.ret_type != result:
                 raise TypeInferenceError(
@@ -59,7 +61,10 @@ class _Inference:
         return fn.ret_type if fn.ret_type is not None else _checked(fn.body)
 
     def scope(self, roots: list[Expr], bound: set[int]) -> None:
-        for node in post_order(roots):
+        self.scope_order(post_order(roots), bound)
+
+    def scope_order(self, order: "Sequence[Expr]", bound: set[int]) -> None:
+        for node in order:
             if node.checked_type is not None and not isinstance(node, Var):
                 continue
             node.with_checked_type(self.node(node, bound))

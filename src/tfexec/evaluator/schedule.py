@@ -9,7 +9,7 @@ from collections.abc import Container, Sequence
 from dataclasses import dataclass
 
 from tfexec.ir.expr import Expr, Function, GridRegionExpr
-from tfexec.ir.graph import loop_plan, operands, post_order
+from tfexec.ir.graph import function_order, loop_plan, operands
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +65,7 @@ def function_schedule(fn: Function) -> Schedule:
     """The schedule of ``fn``'s body (its output is ``fn.body``)."""
     sched = _FUNCTIONS.get(fn)
     if sched is None:
-        sched = _FUNCTIONS[fn] = build_schedule(post_order([fn.body]), [fn.body])
+        sched = _FUNCTIONS[fn] = build_schedule(function_order(fn), [fn.body])
     return sched
 
 

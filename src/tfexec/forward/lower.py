@@ -69,7 +69,7 @@ from tfexec.ir.expr import (
     TupleGetItem,
     Var,
 )
-from tfexec.ir.graph import loop_plan, post_order
+from tfexec.ir.graph import function_order, loop_plan
 from tfexec.ir.ops.base import Op
 from tfexec.ir.types import TensorType, TupleType, Type
 from tfexec.keys import ScopeKeys, function_keys, is_reported, loop_keys
@@ -105,7 +105,7 @@ def _lower_function(fn: Function, loaded: "LoadedModule | None", check: CheckMod
     names = DimNames()
     refs, n_inputs = input_refs_for(fn)
     builder = _Builder(n_inputs, names)
-    order = post_order([fn.body])
+    order = function_order(fn)
     scope = _Scope(
         builder, {id(p): bound_to(r, p.type) for p, r in zip(fn.params, refs)}, None, fn.name,
         function_keys(fn, order), 0, frozenset({id(fn)}),
@@ -410,7 +410,7 @@ def _lower_function_call(call: Call, callee: Function, scope: _Scope) -> Ref:
         return RunContext(loaded_module=outer.loaded_module, device=outer.device, dim_bindings=dims)
 
     ctx_slot = scope.emit(enter, reads, None, call, keyed=False)
-    order = post_order([callee.body])
+    order = function_order(callee)
     inner = _Scope(
         builder,
         {id(p): bound_to(r, p.type) for p, r in zip(callee.params, arg_refs)},

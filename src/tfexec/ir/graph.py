@@ -13,7 +13,7 @@ import weakref
 from collections.abc import Container, Iterable
 from dataclasses import dataclass
 
-from tfexec.ir.expr import Call, Expr, GridRegionExpr, Tuple, TupleGetItem
+from tfexec.ir.expr import Call, Expr, Function, GridRegionExpr, Tuple, TupleGetItem
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +79,18 @@ def post_order(roots: Iterable[Expr], done: Container[int] = frozenset()) -> lis
                 emit(nodes.pop())
                 kids.pop()
                 next_kid.pop()
+    return order
+
+
+_FUNCTION_ORDERS: "weakref.WeakKeyDictionary[Function, tuple[Expr, ...]]" = weakref.WeakKeyDictionary()
+
+
+def function_order(fn: Function) -> tuple[Expr, ...]:
+    """The post-order of ``fn``'s body, computed once per function (inference, both routes
+    and the node keys all walk it)."""
+    order = _FUNCTION_ORDERS.get(fn)
+    if order is None:
+        order = _FUNCTION_ORDERS[fn] = tuple(post_order([fn.body]))
     return order
 
 
