@@ -138,6 +138,8 @@ class AnalysisRegistry(Generic[H]):
     def __init__(self, name: str) -> None:
         self.name = name
         self._handlers: dict[type, H] = {}
+        self.version = 0
+        """Bumped by every registration, so callers may cache lookups against it."""
 
     def register(self, key: type, *, override: bool = False) -> Callable[[H], H]:
         """Decorator registering a handler for ``key``."""
@@ -156,6 +158,7 @@ class AnalysisRegistry(Generic[H]):
                 f"{self.name}: {key.__name__} is already registered; pass override=True to replace it"
             )
         self._handlers[key] = handler
+        self.version += 1
 
     def lookup(self, key: type) -> H | None:
         """The handler for ``key`` or its nearest registered base class, else None."""

@@ -16,7 +16,13 @@ import torch
 
 from tfexec.errors import EvalError, TfexecError
 from tfexec.evaluator.context import EvaluateContext
-from tfexec.evaluator.value import TensorValue, Value, kernel_arg, layout_of, type_of_data
+from tfexec.evaluator.value import (
+    TensorValue,
+    Value,
+    kernel_arg,
+    layout_of,
+    type_of_data,
+)
 from tfexec.ir.describe import describe_expr
 from tfexec.ir.expr import Call, is_expr
 from tfexec.ir.ops.base import Op
@@ -76,13 +82,21 @@ def lookup_value_rule(op_cls: type[Op]) -> Specialiser | None:
 _rule_of_handler: dict[Handler, Specialiser] = {}
 
 
+Apply: TypeAlias = Callable[[Op, "tuple[Value, ...]", EvaluateContext], Value]
+_apply_of_handler: dict[Handler, Apply] = {}
+
+
+def rule_apply(handler: Handler) -> Apply | None:
+    """For a handler made by ``value_rule``, the function it applies: ``apply(op, args, ctx)``
+    computes what ``handler(ctx.for_op(op, args, ...))`` computes, without building the
+    per-dispatch context (a value rule reads only the run's device, dims and module)."""
+    return _apply_of_handler.get(handler)
+
+
 def _handler_for(specialise: Callable[[OpT, Layouts], Kernel]) -> Handler:
     kernels: dict[tuple[Op, Layouts], tuple[Kernel, "Layout | ShardLayout | None"]] = {}
 
-    def handler(ctx: EvaluateContext) -> Value:
-        op = ctx.op
-        assert op is not None
-        values = ctx.args
+    def apply(op: Op, values: "tuple[Value, ...]", ctx: EvaluateContext) -> Value:
         # Operands as the kernel takes them; `plain` when all are tensors (no weak scalar, no tuple).
         args: list[object] = []
         layouts_list: list[Layout | ShardLayout | None] = []
@@ -113,7 +127,13 @@ def _handler_for(specialise: Callable[[OpT, Layouts], Kernel]) -> Handler:
             data = kernel.fn(*args)
         return TensorValue(data, type_of_data(data, layout))
 
+    def handler(ctx: EvaluateContext) -> Value:
+        op = ctx.op
+        assert op is not None
+        return apply(op, ctx.args, ctx)
+
     _rule_of_handler[handler] = specialise
+    _apply_of_handler[handler] = apply
     return handler
 
 

@@ -17,11 +17,13 @@ from tfexec.api_checks import public
 from tfexec.errors import EvalError, TfexecError
 from tfexec.evaluator.context import EvaluateContext
 from tfexec.evaluator.registry import (
+    Apply,
+    Handler,
     dispatch_error,
     eval_registry,
     expr_attribute_error,
-    is_value_rule_handler,
     missing_handler_error,
+    rule_apply,
 )
 from tfexec.evaluator.runtime import (
     bind_inputs,
@@ -218,19 +220,37 @@ def _plain(value: Value) -> Value:
     return TupleValue(tuple(_plain(v) for v in value.elements))
 
 
+_DISPATCH: "dict[type, tuple[int, Handler | None, Apply | None]]" = {}
+"""Per op class: the registry version, its handler and, for a value rule, the rule's apply."""
+
+
 def dispatch(call: Call, op: Op, args: tuple[Value, ...], ctx: EvaluateContext) -> Value:
     """Dispatch one op call through ``eval_registry`` (spec §3): every failure, a missing
-    handler included, is an ``EvalError`` prefixed by ``describe_expr(call)``."""
-    handler = eval_registry.lookup(type(op))
+    handler included, is an ``EvalError`` prefixed by ``describe_expr(call)``.
+
+    A handler made by ``value_rule`` is applied without building the per-dispatch context
+    (``rule_apply``: same value, no allocation on the visitor's hottest path); a plain
+    ``register_eval`` handler receives ``ctx.for_op(...)`` as the spec says.
+    """
+    cls = type(op)
+    entry = _DISPATCH.get(cls)
+    if entry is None or entry[0] != eval_registry.version:
+        found = eval_registry.lookup(cls)
+        entry = _DISPATCH[cls] = (eval_registry.version, found, None if found is None else rule_apply(found))
+    _, handler, apply = entry
     if handler is None:
         raise missing_handler_error(call)
-    arity = op.arity_error(len(args))
-    if arity is not None:
-        raise EvalError(f"{describe_expr(call)}: {arity}")
-    if not is_value_rule_handler(handler):
-        bad_attribute = expr_attribute_error(call, op)
-        if bad_attribute is not None:
-            raise bad_attribute
+    n = len(args)
+    if n < cls.min_args or (cls.max_args is not None and n > cls.max_args):
+        raise EvalError(f"{describe_expr(call)}: {op.arity_error(n)}")
+    if apply is not None:
+        try:
+            return apply(op, args, ctx)
+        except Exception as exc:  # every failure surfaces as EvalError (spec §3)
+            raise dispatch_error(call, exc) from exc
+    bad_attribute = expr_attribute_error(call, op)
+    if bad_attribute is not None:
+        raise bad_attribute
     try:
         value = handler(ctx.for_op(op, args, call.checked_type))
     except Exception as exc:  # every failure surfaces as EvalError (spec §3)
