@@ -65,11 +65,13 @@ class Body:
     keyed: tuple[tuple[str, Ref], ...]
     frees: tuple[tuple[int, ...], ...]
     annotations: tuple[Annotation | None, ...]
+    unread: frozenset[int] = frozenset()
+    """Nodes whose value nothing reads (weak scalar constants): the run skips making them."""
     steps: "tuple[Step, ...]" = field(init=False)
     """The run loop's view of the nodes, derived from them (see ``make_steps``)."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "steps", make_steps(self.data.nodes, self.frees))
+        object.__setattr__(self, "steps", make_steps(self.data.nodes, self.frees, self.unread))
 
     def eval(self, values: list[object], ctx: EvaluateContext, check: bool = False) -> list[object]:
         """Append every node's value to ``values`` (inputs first) and return it; with ``check``,
@@ -106,19 +108,27 @@ class Body:
         return values
 
 
-def make_steps(nodes: Sequence[ForwardNode], frees: Sequence[tuple[int, ...]]) -> tuple[Step, ...]:
+def make_steps(
+    nodes: Sequence[ForwardNode], frees: Sequence[tuple[int, ...]], unread: frozenset[int] = frozenset()
+) -> tuple[Step, ...]:
     """The run loop's view of the nodes: ``(f, args, frees)`` where ``args`` (an
     ``itemgetter`` over the slots) is set for plain tensor calls and ``f(*args(values))`` is
     the node's value; otherwise ``f`` is the node's closure, called as ``f(values, ctx)``."""
     steps: list[Step] = []
-    for node, free in zip(nodes, frees):
-        if node.plain is not None:
+    for index, (node, free) in enumerate(zip(nodes, frees)):
+        if index in unread:
+            steps.append((_nothing, None, free))
+        elif node.plain is not None:
             f, slots = node.plain
             getter = itemgetter(*slots) if len(slots) > 1 else _single(slots[0])
             steps.append((f, getter, free))
         else:
             steps.append((node.fn, None, free))
     return tuple(steps)
+
+
+def _nothing(values: list[object], ctx: EvaluateContext) -> object:
+    return None
 
 
 def _single(slot: int) -> Callable[[list[object]], tuple[object]]:

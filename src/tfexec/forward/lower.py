@@ -134,6 +134,8 @@ class _Builder:
         self.names = names
         self._scopes = scopes if scopes is not None else [1]
         self._annotation_cache: dict[tuple[Type, int], Annotation] = {}
+        self.scalar_constants: set[int] = set()
+        """Nodes that make a weak Python-scalar constant (which ops read as the scalar itself)."""
 
     @property
     def scopes(self) -> int:
@@ -186,7 +188,14 @@ class _Builder:
         frees: list[list[int]] = [[] for _ in nodes]
         for slot, i in last.items():
             frees[i].append(slot)
-        return Body(self.data, outputs, tuple(self.keyed), tuple(tuple(f) for f in frees), tuple(self.annotations))
+        # A weak scalar constant that no node reads as a tensor (ops take the scalar) and that
+        # is no output is never made: its slot stays None.
+        n_inputs = self.data.n_inputs
+        read = {s.index for node in nodes for s in node.reads} | {r.slot for r in leaves(outputs)}
+        read |= {r.slot for _, ref in self.keyed for r in leaves(ref)}  # the value table reads them
+        unread = frozenset(i for i in self.scalar_constants if n_inputs + i not in read)
+        annotations = tuple(None if i in unread else a for i, a in enumerate(self.annotations))
+        return Body(self.data, outputs, tuple(self.keyed), tuple(tuple(f) for f in frees), annotations, unread)
 
 
 class _Scope:
@@ -278,7 +287,19 @@ def _lower_node(node: Expr, scope: _Scope) -> Ref:
 def _lower_constant(node: Constant, scope: _Scope) -> Ref:
     slot = scope.emit(lambda v, c: materialize_constant(node, c.device).data, (), node.type, node, keyed=False)
     scalar = node.value if node.weak and not isinstance(node.value, torch.Tensor) else None
+    if scalar is not None and _materializes(node):
+        scope.builder.scalar_constants.add(slot - scope.builder.data.n_inputs)
     return TensorRef(slot, node.type.layout, scalar)
+
+
+def _materializes(node: Constant) -> bool:
+    """Whether making ``node`` a tensor succeeds (it does not depend on the device): only
+    then may a run skip making it when no node reads it as a tensor."""
+    try:
+        materialize_constant(node, "cpu")
+    except EvalError:
+        return False
+    return True
 
 
 def _getter(ref: Ref) -> Getter:
