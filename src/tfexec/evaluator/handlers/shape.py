@@ -108,18 +108,19 @@ def _slice(op: Slice, layouts: Layouts) -> Kernel:
             )
         sizes = static_sz if static_sz is not None else _sizes(ctx, op.sizes)
         strides = static_st if static_st is not None else _sizes(ctx, op.strides or ())
+        shape = t.shape
         index = []
-        for axis, (s, size, stride) in enumerate(zip(starts, sizes, strides)):
-            start = read_index(s, f"slice start {axis}")
-            length = t.shape[axis]
+        for axis in range(rank):
+            s, size, stride = starts[axis], sizes[axis], strides[axis]
+            start = s if type(s) is int else read_index(s, f"slice start {axis}")  # a Python int: no read needed
             if start < 0:
                 raise EvalError(f"slice (C2): start {start} on axis {axis} is negative (starts never count from the end)")
             if stride < 1:
                 raise EvalError(f"slice: stride {stride} on axis {axis} must be positive")
             stop = start + (size - 1) * stride + 1 if size else start
-            if size and stop > length:
+            if size and stop > shape[axis]:
                 raise EvalError(
-                    f"slice (C2): window [{start}, {stop}) with stride {stride} runs past axis {axis} of length {length}"
+                    f"slice (C2): window [{start}, {stop}) with stride {stride} runs past axis {axis} of length {shape[axis]}"
                 )
             index.append(slice(start, stop, stride))
         return t[tuple(index)]
