@@ -8,16 +8,19 @@ import weakref
 from collections.abc import Container, Sequence
 from dataclasses import dataclass
 
-from tfexec.ir.expr import Expr, Function, GridRegionExpr
+from tfexec.ir.expr import Call, Expr, Function, GridRegionExpr
+from tfexec.ir.ops.base import Op
 from tfexec.ir.graph import function_order, loop_plan, operands
 
 
 @dataclass(frozen=True, slots=True)
 class Schedule:
-    """``steps[i] = (node, ids of values whose last reader is node)``; outputs are never freed."""
+    """``steps[i] = (node, ids of values whose last reader is node, op)``; outputs are never
+    freed. ``op`` is the node's ``Op`` for an op call (the visitor's hot path dispatches it
+    directly) and None otherwise."""
 
     order: tuple[Expr, ...]
-    steps: tuple[tuple[Expr, tuple[int, ...]], ...]
+    steps: "tuple[tuple[Expr, tuple[int, ...], Op | None], ...]"
 
 
 def build_schedule(order: Sequence[Expr], outputs: Sequence[Expr]) -> Schedule:
@@ -31,7 +34,11 @@ def build_schedule(order: Sequence[Expr], outputs: Sequence[Expr]) -> Schedule:
     for node_id, i in last.items():
         if i < len(order):
             frees[i].append(node_id)
-    return Schedule(tuple(order), tuple((node, tuple(f)) for node, f in zip(order, frees)))
+    return Schedule(tuple(order), tuple((node, tuple(f), _op_of(node)) for node, f in zip(order, frees)))
+
+
+def _op_of(node: Expr) -> Op | None:
+    return node.target if isinstance(node, Call) and isinstance(node.target, Op) else None
 
 
 def pending_order(root: Expr, known: Container[int]) -> list[Expr]:

@@ -119,9 +119,12 @@ class EvaluatorVisitor(ExprVisitor[Value]):
         """Evaluate every step not yet bound, freeing values after their last reader."""
         memo, methods, keep = self.memo, self._methods, self.table is not None
         keys, table = self.keys, self.table
-        for node, frees in schedule.steps:
+        for node, frees, op in schedule.steps:
             if id(node) not in memo:
-                value = methods[type(node)](self, node, ctx)
+                if op is not None:  # an op call: visit_Call's dispatch, without its frame (hot path)
+                    value = dispatch(node, op, tuple([memo[id(a)] for a in node.args]), ctx)  # type: ignore[union-attr, arg-type]
+                else:
+                    value = methods[type(node)](self, node, ctx)
                 memo[id(node)] = value
                 if table is not None and keys is not None and is_reported(node):
                     table[f"{self.prefix}/{keys.local[id(node)]}"] = value
