@@ -8,10 +8,8 @@ import pytest
 
 from tfexec import (
     Call,
-    Constant,
     Expr,
     ExprMutator,
-    ExprVisitor,
     Function,
     GridRegionExpr,
     Var,
@@ -23,24 +21,7 @@ from tfexec import (
 )
 from tfexec.ir.graph import loop_plan, post_order
 
-
-def _chain(start: Expr, n: int) -> Expr:
-    c = Constant(1.0, f32[()])
-    h = start
-    for _ in range(n):
-        h = ops.add(h, c)
-    return h
-
-
-class _Depth(ExprVisitor[int]):
-    def visit_Var(self, node: Var) -> int:
-        return 0
-
-    def visit_Constant(self, node: Constant) -> int:
-        return 0
-
-    def visit_Call(self, node: Call) -> int:
-        return 1 + self.result(node.args[0])
+from shared_helpers import ChainDepth, add_chain
 
 
 class _AddToSub(ExprMutator):
@@ -52,13 +33,13 @@ class _AddToSub(ExprMutator):
 
 def _exercise(n: int) -> None:
     x = Var("x", f32[4])
-    h = _chain(x, n)
+    h = add_chain(x, n)
     fn = Function("chain", (x,), h)
 
     order = post_order([h])
     assert len(order) == n + 2 and order[0] is x and order[-1] is h
 
-    assert _Depth().visit(h) == n
+    assert ChainDepth().visit(h) == n
 
     new = _AddToSub().mutate(h)
     assert isinstance(new, Call) and new.target.name == "sub"
@@ -76,7 +57,7 @@ def _exercise_loop(n: int) -> None:
     """A deep chain inside a loop body: planned, visited and inferred iteratively."""
     x = Var("x", f32[4])
     i, acc = Var("i", i64[()]), Var("acc", f32[4])
-    body = _chain(ops.add(acc, ops.cast(i, dtype=f32)), n)
+    body = add_chain(ops.add(acc, ops.cast(i, dtype=f32)), n)
     loop = GridRegionExpr(2, i, (x,), (acc,), body, (body,))
     fn = Function("looped", (x,), loop)
     plan = loop_plan(loop)

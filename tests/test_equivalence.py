@@ -12,9 +12,10 @@ from tfexec import DimVar, EquivalenceError, Function, TensorValue, Var, f32, op
 from tfexec.equivalence import _compare, node_sources
 from tfexec.evaluator.context import EvaluateContext
 from tfexec.evaluator.value import Value
-from tfexec.ir.ops.base import Op, Operand
 from tfexec.ir.span import Span
-from tfexec.ir.types import TensorType, Type
+from tfexec.ir.types import TensorType
+
+from shared_helpers import SameTypeOp
 
 B = DimVar("B")
 
@@ -42,17 +43,10 @@ _counter = itertools.count()
 
 
 @dataclass(frozen=True, slots=True)
-class Drifting(Op):
+class Drifting(SameTypeOp):
     """A deliberately non-deterministic op: each call adds a fresh counter value."""
 
     name: ClassVar[str] = "drifting_test_op"
-    min_args: ClassVar[int] = 1
-    max_args: ClassVar[int | None] = 1
-
-    def infer(self, args: tuple[Operand, ...]) -> Type:
-        t = args[0].type
-        assert isinstance(t, TensorType)
-        return t
 
 
 @register_eval(Drifting)

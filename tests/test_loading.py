@@ -37,26 +37,10 @@ from tfexec import (
 )
 from tfexec.loading import load_module, save_module
 
+from shared_helpers import CountingReading
+
 
 # -- modules and readings used throughout -------------------------------------------------
-
-
-class CountingReading(Mapping[str, torch.Tensor]):
-    """A mapping reading that records every lookup by name."""
-
-    def __init__(self, data: dict[str, torch.Tensor]) -> None:
-        self.data = data
-        self.lookups: list[str] = []
-
-    def __getitem__(self, key: str) -> torch.Tensor:
-        self.lookups.append(key)
-        return self.data[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.data)
-
-    def __len__(self) -> int:
-        return len(self.data)
 
 
 def _module(entry: str | None = "forward") -> IRModule:

@@ -29,6 +29,8 @@ from tfexec import (
 from tfexec.ir.ops.elementwise import Add, Mul, Sub
 from tfexec.visitor import RegistryError
 
+from shared_helpers import ChainDepth, add_chain
+
 X = Var("x", f32[4])
 Y = Var("y", f32[4])
 
@@ -60,14 +62,6 @@ class Names(ExprVisitor[str]):
 
     def visit_TupleGetItem(self, node: TupleGetItem) -> str:
         return self._seen(node, f"{self.result(node.tuple)}[{node.index}]")
-
-
-def _chain(n: int, start: Expr = X) -> Expr:
-    c = Constant(1.0, f32[()])
-    h = start
-    for _ in range(n):
-        h = ops.add(h, c)
-    return h
 
 
 # -- ExprVisitor ----------------------------------------------------------------------
@@ -120,7 +114,7 @@ def test_missing_visit_method_is_named() -> None:
 
 def test_seeded_memo_stops_the_walk() -> None:
     """A nested visit of a loop body stops at values the enclosing scope computed."""
-    outer = _chain(5)
+    outer = add_chain(X, 5)
     inner = ops.mul(outer, Y)
     v = Names()
     v.memo[id(outer)] = "<outer>"
@@ -146,17 +140,7 @@ def test_visitor_does_not_walk_a_loop_body_by_itself() -> None:
 
 
 def test_visitor_is_iterative_on_a_deep_chain() -> None:
-    class Count(ExprVisitor[int]):
-        def visit_Var(self, node: Var) -> int:
-            return 0
-
-        def visit_Constant(self, node: Constant) -> int:
-            return 0
-
-        def visit_Call(self, node: Call) -> int:
-            return 1 + self.result(node.args[0])
-
-    assert Count().visit(_chain(30_000)) == 30_000
+    assert ChainDepth().visit(add_chain(X, 30_000)) == 30_000
 
 
 # -- ExprMutator ----------------------------------------------------------------------
@@ -253,7 +237,7 @@ def test_mutator_is_iterative_on_a_deep_chain() -> None:
         def rewrite_Constant(self, node: Constant) -> Expr:
             return Constant(2.0, node.type)
 
-    chain = _chain(30_000)
+    chain = add_chain(X, 30_000)
     new = Double().mutate(chain)
     assert new is not chain
     n = 0

@@ -40,6 +40,8 @@ from tfexec import (
 from tfexec.ir.ops.catalogue import ALL_OPS
 from tfexec.ir.types import Type
 
+from ir.op_helpers import TORCH_BINARY, TORCH_UNARY
+
 B, S = DimVar("B"), DimVar("S")
 F32, F16, BF16, F64 = DType.float32, DType.float16, DType.bfloat16, DType.float64
 I8, I32, I64, U8, BOOL = DType.int8, DType.int32, DType.int64, DType.uint8, DType.bool
@@ -120,16 +122,8 @@ class Case:
     reference: Callable[..., torch.Tensor] | None = None
 
 
-BINARY_TORCH: dict[str, Callable[..., torch.Tensor]] = {
-    "add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div, "pow": torch.pow,
-    "maximum": torch.maximum, "minimum": torch.minimum, "eq": torch.eq, "ne": torch.ne, "lt": torch.lt,
-    "le": torch.le, "gt": torch.gt, "ge": torch.ge, "logical_and": torch.logical_and, "logical_or": torch.logical_or,
-}
-UNARY_TORCH: dict[str, Callable[..., torch.Tensor]] = {
-    "neg": torch.neg, "abs": torch.abs, "exp": torch.exp, "log": torch.log, "sqrt": torch.sqrt, "rsqrt": torch.rsqrt,
-    "tanh": torch.tanh, "sigmoid": torch.sigmoid, "relu": torch.relu, "silu": F.silu, "gelu": F.gelu,
-    "erf": torch.erf, "sin": torch.sin, "cos": torch.cos,
-}
+# the torch function of each binary op (the reference tables are shared with the type-rule tests)
+BINARY_TORCH: dict[str, Callable[..., torch.Tensor]] = {name: fn for name, (fn, _) in TORCH_BINARY.items()}
 BINARY_DTYPES = [(F32, F32), (F16, F16), (BF16, BF16), (F64, F32), (I32, I32), (I64, I8), (U8, I8), (BOOL, I32), (I32, F16), (BOOL, BOOL)]
 UNARY_DTYPES = [F32, F16, BF16, F64, I32, I64, U8, BOOL]
 SYM = TensorType((B, 3), F32)
@@ -145,7 +139,7 @@ def _cases() -> list[Case]:
             a, b = sample((2, 3), da, 1, low=0 if name == "pow" else -4, high=hi), sample((3,), db, 2, low=0, high=hi)
             cases.append(Case(name, getattr(ops, name), (a, b), fn))
         cases.append(Case(name, getattr(ops, name), ((SYM, sample((4, 3), F32)), sample((), F16)), fn))
-    for name, fn in UNARY_TORCH.items():
+    for name, fn in TORCH_UNARY.items():
         for dt in UNARY_DTYPES:
             if dt is BOOL and name in ("neg", "abs", "relu") or not dt.is_floating and name in ("silu", "gelu"):
                 continue  # torch rejects these; the type rule tests cover the refusal

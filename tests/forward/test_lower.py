@@ -15,8 +15,8 @@ from tfexec.evaluator.registry import Kernel, value_rule
 from tfexec.evaluator.visitor import evaluate_value
 from tfexec.forward.data import ForwardData
 from tfexec.forward.node import ForwardNode, Slot
-from tfexec.ir.ops.base import Op, Operand
-from tfexec.ir.types import TensorType, Type
+
+from shared_helpers import LyingOp, SameTypeOp
 
 B, K = DimVar("B"), DimVar("K")
 
@@ -148,25 +148,6 @@ def test_op_failure_message_is_the_visitors() -> None:
     assert "runs past axis 0 of length 4" in str(lowered.value)
 
 
-@dataclass(frozen=True, slots=True)
-class LyingOp(Op):
-    """Declares f32[B] but its value rule returns one element more: a type/value rule bug."""
-
-    name: ClassVar[str] = "lying_test_op"
-    min_args: ClassVar[int] = 1
-    max_args: ClassVar[int | None] = 1
-
-    def infer(self, args: tuple[Operand, ...]) -> Type:
-        t = args[0].type
-        assert isinstance(t, TensorType)
-        return t
-
-
-@value_rule(LyingOp)
-def _lying(op: LyingOp, layouts: object) -> Kernel:
-    return Kernel(lambda x: torch.cat([x, x[:1]]))
-
-
 def test_full_checking_catches_a_value_that_breaks_its_declared_type() -> None:
     x = Var("x", f32[B])
     y = ops.apply(LyingOp(), x)
@@ -189,17 +170,10 @@ _ALIVE_AT_CHECK: list[bool] = []
 
 
 @dataclass(frozen=True, slots=True)
-class Remember(Op):
+class Remember(SameTypeOp):
     """Test op: remembers a weak reference to its operand and returns a copy."""
 
     name: ClassVar[str] = "remember_test_op"
-    min_args: ClassVar[int] = 1
-    max_args: ClassVar[int | None] = 1
-
-    def infer(self, args: tuple[Operand, ...]) -> Type:
-        t = args[0].type
-        assert isinstance(t, TensorType)
-        return t
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,21 +6,11 @@ import math
 import pytest
 import torch
 
-from tfexec import DimVar, DType, Function, TensorType, TypeInferenceError, describe_expr, infer_types, ops
-from tfexec.ir.expr import Call
+from tfexec import DimVar, DType, TensorType, TypeInferenceError, ops
 
-DTYPES = list(DType)
+from ir.op_helpers import DTYPES, infer_call
+
 B = DimVar("B")
-
-
-def infer(call: Call) -> TensorType:
-    try:
-        infer_types(Function("f", (), call))
-    except TypeInferenceError as err:
-        assert str(err).startswith(describe_expr(call) + ": "), str(err)
-        raise
-    assert isinstance(call.checked_type, TensorType)
-    return call.checked_type
 
 
 VALUES: list[bool | int | float] = [0, 1, -1, 255, 300, -129, 2**31, 2**63 - 1, 1.5, -2.7, 1e10, 70000.0, 1e40,
@@ -37,7 +27,7 @@ def test_full_accepts_exactly_the_values_torch_accepts(dtype: DType) -> None:
         except (RuntimeError, OverflowError):
             torch_ok = False
         try:
-            t = infer(ops.full(shape=(2, B), value=value, dtype=dtype))
+            t = infer_call(ops.full(shape=(2, B), value=value, dtype=dtype))
             assert t == TensorType((2, B), dtype)
             rule_ok = True
         except TypeInferenceError as err:
@@ -49,10 +39,10 @@ def test_full_accepts_exactly_the_values_torch_accepts(dtype: DType) -> None:
 
 
 def test_full_examples() -> None:
-    assert infer(ops.full(shape=(), value=1.5, dtype=DType.int32)) == TensorType((), DType.int32)  # truncates, as torch
-    assert infer(ops.full(shape=(0, 3), value=True, dtype=DType.float16)) == TensorType((0, 3), DType.float16)
+    assert infer_call(ops.full(shape=(), value=1.5, dtype=DType.int32)) == TensorType((), DType.int32)  # truncates, as torch
+    assert infer_call(ops.full(shape=(0, 3), value=True, dtype=DType.float16)) == TensorType((0, 3), DType.float16)
     with pytest.raises(TypeInferenceError, match=r"^full\(shape=\(2,\), value=300, dtype=i8\): full \(C1\): value 300 does not fit dtype i8"):
-        infer(ops.full(shape=(2,), value=300, dtype=DType.int8))
+        infer_call(ops.full(shape=(2,), value=300, dtype=DType.int8))
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
@@ -63,12 +53,12 @@ def test_arange_matches_torch(dtype: DType) -> None:
         want = None
     if want is None:
         with pytest.raises(TypeInferenceError, match=r"arange needs an integer or floating dtype, found b1"):
-            infer(ops.arange(extent=5, dtype=dtype))
+            infer_call(ops.arange(extent=5, dtype=dtype))
     else:
-        assert infer(ops.arange(extent=5, dtype=dtype)) == want
-        assert infer(ops.arange(extent=B * 2, dtype=dtype)) == TensorType((B * 2,), dtype)
+        assert infer_call(ops.arange(extent=5, dtype=dtype)) == want
+        assert infer_call(ops.arange(extent=B * 2, dtype=dtype)) == TensorType((B * 2,), dtype)
 
 
 def test_arange_default_dtype_is_int64() -> None:
-    assert infer(ops.arange(extent=0)) == TensorType((0,), DType.int64)
+    assert infer_call(ops.arange(extent=0)) == TensorType((0,), DType.int64)
     assert torch.arange(0).dtype == torch.int64

@@ -9,7 +9,6 @@ from tfexec import (
     DimExpr,
     DimVar,
     DType,
-    Function,
     Layout,
     Mesh,
     Replicate,
@@ -18,11 +17,11 @@ from tfexec import (
     TensorType,
     TypeInferenceError,
     Var,
-    describe_expr,
-    infer_types,
     ops,
 )
 from tfexec.ir.expr import Call
+
+from ir.op_helpers import infer_call
 
 F32 = DType.float32
 S = DimVar("S")
@@ -31,14 +30,7 @@ MESH = Mesh((2, 4), ("dp", "tp"))
 
 def infer(x_type: TensorType, build: Callable[[Var], Call]) -> TensorType:
     x = Var("x", x_type)
-    call = build(x)
-    try:
-        infer_types(Function("f", (x,), call))
-    except TypeInferenceError as err:
-        assert str(err).startswith(describe_expr(call) + ": "), str(err)
-        raise
-    assert isinstance(call.checked_type, TensorType)
-    return call.checked_type
+    return infer_call(build(x), x)
 
 
 def test_reshard_changes_only_the_layout_type() -> None:

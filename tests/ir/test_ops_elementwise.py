@@ -3,13 +3,11 @@ checked against what torch produces on CPU: result dtype and shape across every 
 broadcasting (rank 0, size-1 and size-0 axes), weak Python-scalar operands, and the
 errors the rules raise where torch raises."""
 
-import operator
 from collections.abc import Callable
 from itertools import product
 
 import pytest
 import torch
-import torch.nn.functional as F
 
 from tfexec import (
     Call,
@@ -22,54 +20,15 @@ from tfexec import (
     TupleType,
     TypeInferenceError,
     Var,
-    describe_expr,
     infer_types,
     ops,
 )
 from tfexec.ir.ops.catalogue import OPS_BY_NAME
 from tfexec.ir.ops.elementwise import BINARY_OPS, UNARY_OPS, Add
-from tfexec.ir.types import Type
 
-DTYPES = list(DType)
+from ir.op_helpers import DTYPES, TORCH_BINARY, TORCH_UNARY, infer, ones, rule_outcome, torch_outcome
+
 B, C = DimVar("B"), DimVar("C")
-Outcome = tuple[DType, tuple[int, ...]] | str
-
-
-def infer(build: Callable[..., Expr], *operands: object) -> Type:
-    """Build ``build(*operands)`` with one parameter per ``TensorType`` operand (other
-    operands are passed as they are) and return the call's inferred type."""
-    params = [Var(f"x{i}", t) for i, t in enumerate(operands) if isinstance(t, (TensorType, TupleType))]
-    it = iter(params)
-    args = [next(it) if isinstance(t, (TensorType, TupleType)) else t for t in operands]
-    body = build(*args)
-    try:
-        infer_types(Function("f", tuple(params), body))
-    except TypeInferenceError as err:
-        assert str(err).startswith(describe_expr(body) + ": "), str(err)
-        raise
-    assert body.checked_type is not None
-    return body.checked_type
-
-
-def rule_outcome(build: Callable[..., Expr], *operands: object) -> Outcome:
-    try:
-        t = infer(build, *operands)
-    except TypeInferenceError:
-        return "error"
-    assert isinstance(t, TensorType)
-    return t.dtype, tuple(d for d in t.shape if isinstance(d, int))
-
-
-def torch_outcome(compute: Callable[[], torch.Tensor]) -> Outcome:
-    try:
-        r = compute()
-    except (RuntimeError, TypeError, IndexError):
-        return "error"
-    return DType.from_torch(r.dtype), tuple(r.shape)
-
-
-def ones(shape: tuple[int, ...], dtype: DType) -> torch.Tensor:
-    return torch.ones(shape, dtype=dtype.torch)
 
 
 def wrapped(x: torch.Tensor, s: bool | int | float) -> torch.Tensor:
@@ -77,42 +36,7 @@ def wrapped(x: torch.Tensor, s: bool | int | float) -> torch.Tensor:
     return torch.tensor(s, dtype=torch.result_type(x, s))
 
 
-# name -> (torch function, Python operator for a scalar on the left, or None)
-TORCH_BINARY: dict[str, tuple[Callable[..., torch.Tensor], Callable[..., torch.Tensor] | None]] = {
-    "add": (torch.add, operator.add),
-    "sub": (torch.sub, operator.sub),
-    "mul": (torch.mul, operator.mul),
-    "div": (torch.div, operator.truediv),
-    "pow": (torch.pow, operator.pow),
-    "maximum": (torch.maximum, None),
-    "minimum": (torch.minimum, None),
-    "eq": (torch.eq, operator.eq),
-    "ne": (torch.ne, operator.ne),
-    "lt": (torch.lt, operator.lt),
-    "le": (torch.le, operator.le),
-    "gt": (torch.gt, operator.gt),
-    "ge": (torch.ge, operator.ge),
-    "logical_and": (torch.logical_and, None),
-    "logical_or": (torch.logical_or, None),
-}
 TAKES_SCALAR_RHS = {"add", "sub", "mul", "div", "pow", "eq", "ne", "lt", "le", "gt", "ge"}
-
-TORCH_UNARY: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
-    "neg": torch.neg,
-    "abs": torch.abs,
-    "exp": torch.exp,
-    "log": torch.log,
-    "sqrt": torch.sqrt,
-    "rsqrt": torch.rsqrt,
-    "tanh": torch.tanh,
-    "sigmoid": torch.sigmoid,
-    "relu": torch.relu,
-    "silu": F.silu,
-    "gelu": F.gelu,
-    "erf": torch.erf,
-    "sin": torch.sin,
-    "cos": torch.cos,
-}
 
 # Kept on purpose (see the elementwise module docstring): the rule refuses pow with a bool
 # result although torch's scalar fast path accepts ``bool ** True`` / ``bool ** False``.

@@ -1,56 +1,24 @@
 """Type rule of ``matmul``, checked against ``torch.matmul`` on CPU: every dtype pair,
 1-D operands, batch broadcasting, and the errors the rule raises."""
 
-from collections.abc import Callable
 from itertools import product
 
 import pytest
 import torch
 
-from tfexec import DimVar, DType, Expr, Function, TensorType, TypeInferenceError, Var, describe_expr, infer_types, ops
-from tfexec.ir.types import Type
+from tfexec import DimVar, DType, Function, TensorType, TypeInferenceError, Var, infer_types, ops
 
-DTYPES = list(DType)
+from ir.op_helpers import DTYPES, infer, ones, rule_outcome, torch_outcome
+
 B, M, K = DimVar("B"), DimVar("M"), DimVar("K")
 F32 = DType.float32
-Outcome = tuple[DType, tuple[int, ...]] | str
-
-
-def infer(build: Callable[..., Expr], *operands: TensorType) -> Type:
-    """The inferred type of ``build(*params)``, one parameter per operand type."""
-    params = [Var(f"x{i}", t) for i, t in enumerate(operands)]
-    body = build(*params)
-    try:
-        infer_types(Function("f", tuple(params), body))
-    except TypeInferenceError as err:
-        assert str(err).startswith(describe_expr(body) + ": "), str(err)
-        raise
-    assert body.checked_type is not None
-    return body.checked_type
-
-
-def rule_outcome(*operands: TensorType) -> Outcome:
-    try:
-        t = infer(ops.matmul, *operands)
-    except TypeInferenceError:
-        return "error"
-    assert isinstance(t, TensorType)
-    return t.dtype, tuple(d for d in t.shape if isinstance(d, int))
-
-
-def torch_outcome(a: torch.Tensor, b: torch.Tensor) -> Outcome:
-    try:
-        r = torch.matmul(a, b)
-    except RuntimeError:
-        return "error"
-    return DType.from_torch(r.dtype), tuple(r.shape)
 
 
 def test_matmul_dtype_matrix_matches_torch() -> None:
     mismatches = []
     for da, db in product(DTYPES, DTYPES):
-        want = torch_outcome(torch.ones(2, 3, dtype=da.torch), torch.ones(3, 4, dtype=db.torch))
-        got = rule_outcome(TensorType((2, 3), da), TensorType((3, 4), db))
+        want = torch_outcome(lambda: torch.matmul(ones((2, 3), da), ones((3, 4), db)), errors=(RuntimeError,))
+        got = rule_outcome(ops.matmul, TensorType((2, 3), da), TensorType((3, 4), db))
         if want != got:
             mismatches.append(f"matmul {da} {db}: torch {want}, rule {got}")
     assert not mismatches, "\n".join(mismatches)
@@ -76,8 +44,8 @@ def test_matmul_dtype_matrix_matches_torch() -> None:
     ],
 )
 def test_matmul_shapes_match_torch(a: tuple[int, ...], b: tuple[int, ...]) -> None:
-    want = torch_outcome(torch.ones(a), torch.ones(b))
-    assert rule_outcome(TensorType(a, F32), TensorType(b, F32)) == want
+    want = torch_outcome(lambda: torch.matmul(torch.ones(a), torch.ones(b)), errors=(RuntimeError,))
+    assert rule_outcome(ops.matmul, TensorType(a, F32), TensorType(b, F32)) == want
 
 
 def test_matmul_symbolic_shapes() -> None:

@@ -3,53 +3,17 @@
 keepdims, the hir.md decisions (``axes=None`` reduces all, ``axes=()`` is the identity,
 zero-length axes) and the errors the rules raise."""
 
-from collections.abc import Callable
 
 import pytest
 import torch
 import torch.nn.functional as F
 
-from tfexec import DimVar, DType, Expr, Function, TensorType, TypeInferenceError, Var, describe_expr, infer_types, ops
+from tfexec import DimVar, DType, TensorType, TypeInferenceError, ops
 from tfexec.ir.ops.reduction import REDUCE_KINDS
-from tfexec.ir.types import Type
 
-DTYPES = list(DType)
+from ir.op_helpers import DTYPES, infer, ones, rule_outcome, torch_outcome
+
 B = DimVar("B")
-Outcome = tuple[DType, tuple[int, ...]] | str
-
-
-def infer(build: Callable[..., Expr], *operands: TensorType) -> Type:
-    """The inferred type of ``build(*params)``, one parameter per operand type."""
-    params = [Var(f"x{i}", t) for i, t in enumerate(operands)]
-    body = build(*params)
-    try:
-        infer_types(Function("f", tuple(params), body))
-    except TypeInferenceError as err:
-        assert str(err).startswith(describe_expr(body) + ": "), str(err)
-        raise
-    assert body.checked_type is not None
-    return body.checked_type
-
-
-def rule_outcome(build: Callable[..., Expr], *operands: TensorType) -> Outcome:
-    try:
-        t = infer(build, *operands)
-    except TypeInferenceError:
-        return "error"
-    assert isinstance(t, TensorType)
-    return t.dtype, tuple(d for d in t.shape if isinstance(d, int))
-
-
-def torch_outcome(compute: Callable[[], torch.Tensor]) -> Outcome:
-    try:
-        r = compute()
-    except (RuntimeError, TypeError, IndexError):
-        return "error"
-    return DType.from_torch(r.dtype), tuple(r.shape)
-
-
-def ones(shape: tuple[int, ...], dtype: DType) -> torch.Tensor:
-    return torch.ones(shape, dtype=dtype.torch)
 
 
 def torch_reduce(kind: str, x: torch.Tensor, axes: tuple[int, ...] | None, keepdims: bool) -> torch.Tensor:

@@ -2,7 +2,6 @@
 ``slice``, ``take`` — checked against torch on CPU where torch has the op, with symbolic
 dims, negative axes, promotion in ``concat`` and the errors the rules raise."""
 
-from collections.abc import Callable
 from itertools import product
 
 import pytest
@@ -19,49 +18,14 @@ from tfexec import (
     TupleType,
     TypeInferenceError,
     Var,
-    describe_expr,
     infer_types,
     ops,
 )
-from tfexec.ir.types import Type
 
-DTYPES = list(DType)
+from ir.op_helpers import DTYPES, infer, rule_outcome, torch_outcome
+
 B, S, H, D = DimVar("B"), DimVar("S"), DimVar("H"), DimVar("D")
 F32 = DType.float32
-Outcome = tuple[DType, tuple[int, ...]] | str
-
-
-def infer(build: Callable[..., Expr], *operands: object) -> Type:
-    """The inferred type of ``build(...)``: one parameter per ``TensorType``/``TupleType``
-    operand, other operands passed as they are."""
-    params = [Var(f"x{i}", t) for i, t in enumerate(operands) if isinstance(t, (TensorType, TupleType))]
-    it = iter(params)
-    args = [next(it) if isinstance(t, (TensorType, TupleType)) else t for t in operands]
-    body = build(*args)
-    try:
-        infer_types(Function("f", tuple(params), body))
-    except TypeInferenceError as err:
-        assert str(err).startswith(describe_expr(body) + ": "), str(err)
-        raise
-    assert body.checked_type is not None
-    return body.checked_type
-
-
-def rule_outcome(build: Callable[..., Expr], *operands: object) -> Outcome:
-    try:
-        t = infer(build, *operands)
-    except TypeInferenceError:
-        return "error"
-    assert isinstance(t, TensorType)
-    return t.dtype, tuple(d for d in t.shape if isinstance(d, int))
-
-
-def torch_outcome(compute: Callable[[], torch.Tensor]) -> Outcome:
-    try:
-        r = compute()
-    except (RuntimeError, TypeError, IndexError):
-        return "error"
-    return DType.from_torch(r.dtype), tuple(r.shape)
 
 
 # -- reshape -----------------------------------------------------------------------------------

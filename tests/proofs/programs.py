@@ -13,29 +13,25 @@ from typing import ClassVar
 import torch
 
 import tfexec
-from tfexec import EvaluateContext, Function, GridRegionExpr, Op, Span, Value, Var, f32, i64, ops, register_eval
+from tfexec import EvaluateContext, Function, GridRegionExpr, Span, Value, Var, f32, i64, ops, register_eval
 from tfexec.evaluator.visitor import evaluate_value
 from tfexec.forward.graph import Body, ForwardGraph
 from tfexec.forward.refs import leaves
 from tfexec.ir.describe import describe_expr
 from tfexec.ir.dims import DimVar
-from tfexec.ir.ops.base import Operand
 from tfexec.ir.types import TupleType, Type
+
+from shared_helpers import SameTypeOp
 
 COUNTS: Counter[str] = Counter()
 
 
 @dataclass(frozen=True, slots=True)
-class ProofCount(Op):
+class ProofCount(SameTypeOp):
     """Identity on one operand; each handler call adds one to ``COUNTS[tag]``."""
 
     name: ClassVar[str] = "proof_count"
-    min_args: ClassVar[int] = 1
-    max_args: ClassVar[int | None] = 1
     tag: str = ""
-
-    def infer(self, args: tuple[Operand, ...]) -> Type:
-        return args[0].type
 
 
 @register_eval(ProofCount)

@@ -7,7 +7,6 @@ and the marker (and the entry in divergences.md) must go."""
 from dataclasses import dataclass
 from typing import ClassVar
 
-import jaxtyping
 import pytest
 import torch
 
@@ -19,7 +18,6 @@ from tfexec import (
     EvaluateContext,
     Function,
     GridRegionExpr,
-    Op,
     TensorValue,
     Tuple,
     TupleGetItem,
@@ -32,10 +30,10 @@ from tfexec import (
     register_eval,
 )
 from tfexec.evaluator.registry import Kernel, value_rule
-from tfexec.ir.ops.base import Operand
-from tfexec.ir.types import TensorType, Type
 
 from proofs.programs import assert_routes_agree, assert_same
+from shared_helpers import LyingOp as ProofLying  # the name proofs_notes/divergences.md shows
+from shared_helpers import SameTypeOp
 
 B, N = DimVar("B"), DimVar("N")
 
@@ -48,15 +46,12 @@ def test_no_carry_loop_tuple_result_is_plain_on_both_routes() -> None:
 
 
 @dataclass(frozen=True, slots=True)
-class ProofScale(Op):
+class ProofScale(SameTypeOp):
     """Scales its first operand by its second (a plain ``register_eval`` handler)."""
 
     name: ClassVar[str] = "proof_scale"
     min_args: ClassVar[int] = 2
     max_args: ClassVar[int | None] = 2
-
-    def infer(self, args: tuple[Operand, ...]) -> Type:
-        return args[0].type
 
 
 @register_eval(ProofScale)
@@ -90,23 +85,6 @@ def test_full_check_accepts_a_callee_whose_first_node_has_a_dim_expr_type() -> N
     assert_same(tfexec.evaluate(fn, torch.ones(4)), tfexec.lower(fn).run(torch.ones(4), check="full"))
 
 
-@dataclass(frozen=True, slots=True)
-class ProofLying(Op):
-    """Declares its operand's type but its value rule appends one element (a rule bug)."""
-
-    name: ClassVar[str] = "proof_lying"
-    min_args: ClassVar[int] = 1
-    max_args: ClassVar[int | None] = 1
-
-    def infer(self, args: tuple[Operand, ...]) -> Type:
-        return args[0].type
-
-
-@value_rule(ProofLying)
-def _lying(op: ProofLying, layouts: object) -> Kernel:
-    return Kernel(lambda x: torch.cat([x, x[:1]]))
-
-
 def test_full_check_reaches_loop_body_nodes() -> None:
     x, k = Var("x", f32[3]), Var("k", i64[()])
     lie = ops.reduce(ops.apply(ProofLying(), ops.add(x, ops.cast(k, dtype=f32))), kind="sum")
@@ -116,15 +94,10 @@ def test_full_check_reaches_loop_body_nodes() -> None:
 
 
 @dataclass(frozen=True, slots=True)
-class ProofComplex(Op):
+class ProofComplex(SameTypeOp):
     """A user op whose value rule returns a dtype the IR does not name."""
 
     name: ClassVar[str] = "proof_complex"
-    min_args: ClassVar[int] = 1
-    max_args: ClassVar[int | None] = 1
-
-    def infer(self, args: tuple[Operand, ...]) -> Type:
-        return args[0].type
 
 
 @value_rule(ProofComplex)
@@ -144,16 +117,11 @@ def test_value_rule_result_outside_the_ir_is_refused_alike() -> None:
 
 
 @dataclass(frozen=True, slots=True)
-class ProofScaleBy(Op):
+class ProofScaleBy(SameTypeOp):
     """A user op with an unhashable (list) attribute."""
 
     name: ClassVar[str] = "proof_scale_by"
-    min_args: ClassVar[int] = 1
-    max_args: ClassVar[int | None] = 1
     factors: list[float] | None = None
-
-    def infer(self, args: tuple[Operand, ...]) -> Type:
-        return args[0].type
 
 
 @value_rule(ProofScaleBy)
@@ -169,15 +137,10 @@ def test_value_rule_of_an_op_with_an_unhashable_attribute_runs_alike() -> None:
 
 
 @dataclass(frozen=True, slots=True)
-class ProofZerosOfType(Op):
+class ProofZerosOfType(SameTypeOp):
     """A user op whose kernel reads ``ctx.result_type``."""
 
     name: ClassVar[str] = "proof_zeros_of_type"
-    min_args: ClassVar[int] = 1
-    max_args: ClassVar[int | None] = 1
-
-    def infer(self, args: tuple[Operand, ...]) -> Type:
-        return args[0].type
 
 
 @value_rule(ProofZerosOfType)

@@ -1,7 +1,7 @@
 """One or more tests per lemma of proofs_notes/lemmas.md, each checking the lemma's claim
 on both routes (the visitor and the lowered graph) rather than on one alone."""
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -45,6 +45,7 @@ from tfexec.ir.types import Layout, TensorType, Type
 
 from proofs import programs
 from proofs.programs import COUNTS, assert_routes_agree, assert_same, bodies, counted
+from shared_helpers import CountingReading, SameTypeOp
 
 B, N = DimVar("B"), DimVar("N")
 
@@ -197,22 +198,6 @@ def test_strong_and_tensor_constants_materialise_alike() -> None:
 # -- ConstTensor -------------------------------------------------------------------------------
 
 
-class _CountingReading(Mapping[str, torch.Tensor]):
-    def __init__(self, data: dict[str, torch.Tensor]) -> None:
-        self.data = data
-        self.lookups: list[str] = []
-
-    def __getitem__(self, key: str) -> torch.Tensor:
-        self.lookups.append(key)
-        return self.data[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.data)
-
-    def __len__(self) -> int:
-        return len(self.data)
-
-
 def test_const_tensor_is_read_once_across_both_routes_and_is_the_same_tensor() -> None:
     w = ConstTensor("w", f32[3])
     y = Var("y", f32[3])
@@ -222,7 +207,7 @@ def test_const_tensor_is_read_once_across_both_routes_and_is_the_same_tensor() -
     step = ops.add(acc, seen)  # seen is invariant: hoisted out of the loop
     loop = GridRegionExpr(4, k, (x,), (acc,), step, (step,))
     fn = Function("forward", (x,), Tuple((loop, ops.call(g, x), ops.call(g, loop))))
-    reading = _CountingReading({"w": torch.tensor([1.0, 2.0, 3.0])})
+    reading = CountingReading({"w": torch.tensor([1.0, 2.0, 3.0])})
     loaded = LoadedModule.from_reading(IRModule({"forward": fn}, {"w": f32[3]}, entry="forward"), reading)
     table: dict[str, Value] = {}
     evaluate_value(loaded, (torch.ones(3),), table=table)
@@ -536,27 +521,17 @@ def test_a_value_read_far_later_survives_run() -> None:
 
 
 @dataclass(frozen=True, slots=True)
-class ProofNoHandler(Op):
+class ProofNoHandler(SameTypeOp):
     """Has a type rule but no evaluator handler."""
 
     name: ClassVar[str] = "proof_no_handler"
-    min_args: ClassVar[int] = 1
-    max_args: ClassVar[int | None] = 1
-
-    def infer(self, args: tuple[Operand, ...]) -> Type:
-        return args[0].type
 
 
 @dataclass(frozen=True, slots=True)
-class ProofRaises(Op):
+class ProofRaises(SameTypeOp):
     """A plain handler that raises a torch-style error."""
 
     name: ClassVar[str] = "proof_raises"
-    min_args: ClassVar[int] = 1
-    max_args: ClassVar[int | None] = 1
-
-    def infer(self, args: tuple[Operand, ...]) -> Type:
-        return args[0].type
 
 
 @register_eval(ProofRaises)

@@ -12,10 +12,9 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import torch
+from shared_helpers import SameTypeOp
 
-from tfexec import EvaluateContext, Op, TensorValue, Value, f32, register_eval
-from tfexec.ir.ops.base import Operand
-from tfexec.ir.types import Type
+from tfexec import EvaluateContext, TensorValue, Value, f32, register_eval
 
 COUNTS: Counter[str] = Counter()
 PROBES: dict[str, list[EvaluateContext]] = {}
@@ -24,29 +23,21 @@ _SCALAR = f32[()]
 
 
 @dataclass(frozen=True, slots=True)
-class SpecCount(Op):
+class SpecCount(SameTypeOp):
     """Identity on one operand; each handler call adds one to ``COUNTS[tag]``."""
 
     name: ClassVar[str] = "spec_count"
-    min_args: ClassVar[int] = 1
-    max_args: ClassVar[int | None] = 1
     tag: str = ""
-
-    def infer(self, args: tuple[Operand, ...]) -> Type:
-        return args[0].type
 
 
 @dataclass(frozen=True, slots=True)
-class SpecProbe(Op):
+class SpecProbe(SameTypeOp):
     """Identity on its first operand (any number of operands); records the context it saw."""
 
     name: ClassVar[str] = "spec_probe"
     min_args: ClassVar[int] = 0
     max_args: ClassVar[int | None] = None
     tag: str = ""
-
-    def infer(self, args: tuple[Operand, ...]) -> Type:
-        return args[0].type
 
 
 @register_eval(SpecCount)

@@ -3,31 +3,14 @@ activation inputs only, supplies each ``ConstTensor`` lazily by name, runs the d
 entry, refuses a module with no entry, and refuses a weight that is not where the inputs
 are at its first use, naming it."""
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
 
 import pytest
 import torch
+from shared_helpers import CountingReading
 from spec_helpers import tensor
 
 from tfexec import ConstTensor, EvalError, Function, IRModule, LoadedModule, Tuple, Var, evaluate, f32, ops
-
-
-class CountingReading(Mapping[str, torch.Tensor]):
-    """A reading that records every lookup by name."""
-
-    def __init__(self, data: dict[str, torch.Tensor]) -> None:
-        self.data = data
-        self.lookups: list[str] = []
-
-    def __getitem__(self, key: str) -> torch.Tensor:
-        self.lookups.append(key)
-        return self.data[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.data)
-
-    def __len__(self) -> int:
-        return len(self.data)
 
 
 def _linear_module(entry: str | None = "forward") -> IRModule:
