@@ -5,6 +5,13 @@ and by a lowering to a forward-only list of typed closures (``lower``); the two 
 compared node by node (``check_equivalence``).
 """
 
+import warnings
+
+# torch warns once at import when numpy is absent; tfexec never needs numpy (its safetensors
+# I/O is numpy-free), so that one message is noise on every command-line run.
+warnings.filterwarnings("ignore", message="Failed to initialize NumPy", category=UserWarning)
+
+
 from tfexec import evaluator as _evaluator  # noqa: F401
 from tfexec.errors import (
     ArgumentTypeError as ArgumentTypeError,
