@@ -10,7 +10,7 @@ computed once, outside. The invariant nodes a variant node reads directly are th
 """
 
 import weakref
-from collections.abc import Container, Iterable
+from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass
 
 from tfexec.ir.expr import Call, Expr, Function, GridRegionExpr, Tuple, TupleGetItem
@@ -44,14 +44,18 @@ def operands(expr: Expr) -> tuple[Expr, ...]:
     return ()
 
 
-def post_order(roots: Iterable[Expr], done: Container[int] = frozenset()) -> list[Expr]:
+def post_order(
+    roots: Iterable[Expr], done: Container[int] = frozenset(), children: "Callable[[Expr], tuple[Expr, ...]] | None" = None
+) -> list[Expr]:
     """Every node reachable from ``roots`` once, operands before users, left to right.
 
     The order is that of a recursive depth-first walk (each node after all its operands,
     an operand reached twice listed at its first reach), computed with explicit stacks.
     A node whose ``id`` is in ``done`` (a memo, say) counts as already visited: it is
     neither listed nor walked through, so a walk stops at what an earlier walk computed.
+    ``children`` replaces ``operands`` for a pass with its own idea of a loop's reads.
     """
+    operands_of = operands if children is None else children
     order: list[Expr] = []
     emit = order.append
     seen: set[int] = set()
@@ -62,18 +66,18 @@ def post_order(roots: Iterable[Expr], done: Container[int] = frozenset()) -> lis
         mark(id(root))
         # one frame per open node: the node, its operands, the next operand to enter
         nodes: list[Expr] = [root]
-        kids: list[tuple[Expr, ...]] = [operands(root)]
+        kids: list[tuple[Expr, ...]] = [operands_of(root)]
         next_kid: list[int] = [0]
         while nodes:
-            children, i = kids[-1], next_kid[-1]
-            if i < len(children):
+            reads, i = kids[-1], next_kid[-1]
+            if i < len(reads):
                 next_kid[-1] = i + 1
-                child = children[i]
+                child = reads[i]
                 if id(child) in seen or id(child) in done:
                     continue
                 mark(id(child))
                 nodes.append(child)
-                kids.append(operands(child))
+                kids.append(operands_of(child))
                 next_kid.append(0)
             else:
                 emit(nodes.pop())

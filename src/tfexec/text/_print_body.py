@@ -19,7 +19,18 @@ from tfexec.errors import TfexecError
 from tfexec.infer import infer_types
 from tfexec.ir.dims import DimExpr, DimVar
 from tfexec.ir.dtypes import DType
-from tfexec.ir.expr import Call, Constant, ConstTensor, Expr, Function, GridRegionExpr, Tuple, TupleGetItem, Var
+from tfexec.ir.expr import (
+    Call,
+    Constant,
+    ConstTensor,
+    Expr,
+    Function,
+    GridRegionExpr,
+    Tuple,
+    TupleGetItem,
+    Var,
+)
+from tfexec.ir.graph import post_order
 from tfexec.ir.ops.base import Op
 from tfexec.ir.types import Layout, ShardLayout, TensorType, TupleType, Type
 from tfexec.text import grammar as g
@@ -137,21 +148,7 @@ class FunctionPrinter:
         return ()
 
     def post_order(self, roots: Iterable[Expr]) -> list[Expr]:
-        order: list[Expr] = []
-        seen: set[int] = set()
-        for root in roots:
-            stack: list[tuple[Expr, bool]] = [(root, False)]
-            while stack:
-                node, done = stack.pop()
-                if done:
-                    order.append(node)
-                    continue
-                if id(node) in seen:
-                    continue
-                seen.add(id(node))
-                stack.append((node, True))
-                stack.extend((c, False) for c in reversed(self.operands(node)) if id(c) not in seen)
-        return order
+        return post_order(roots, children=self.operands)
 
     def loop(self, region: GridRegionExpr) -> _Loop:
         """The (memoised) plan of a loop: variant nodes inside, invariant ones before it."""
