@@ -224,9 +224,18 @@ def trip_count(region: GridRegionExpr, ctx: EvaluateContext) -> int:
     return n
 
 
+def index_tensor(i: int, device: str | None) -> torch.Tensor:
+    """A rank-0 int64 on the run's device: the induction variable's value, a ``dim_*`` result.
+
+    ``torch.scalar_tensor`` makes the same tensor as ``torch.tensor`` for an int64 in range,
+    at less than half the cost (this runs per loop iteration and per index op).
+    """
+    return torch.scalar_tensor(i, dtype=torch.int64, device=device)
+
+
 def index_value(i: int, device: str | None) -> TensorValue:
     """The induction variable's value for iteration ``i``: a rank-0 int64 on the run's device."""
-    return TensorValue(torch.tensor(i, dtype=torch.int64, device=device), _INDEX_TYPE)
+    return TensorValue(index_tensor(i, device), _INDEX_TYPE)
 
 
 _INDEX_TYPE = TensorType((), DType.int64)

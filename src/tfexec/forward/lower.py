@@ -28,6 +28,7 @@ from tfexec.evaluator.registry import (
 from tfexec.evaluator.runtime import (
     call_bindings,
     const_tensor_value,
+    index_tensor,
     materialize_constant,
     trip_count,
     unbound_var_error,
@@ -490,7 +491,7 @@ def _lower_loop(region: GridRegionExpr, scope: _Scope) -> Ref:
         trace = ctx.trace if isinstance(ctx, RunContext) else None
         checked = isinstance(ctx, RunContext) and ctx.full_check
         for i in range(n):
-            index = torch.tensor(i, dtype=torch.int64, device=ctx.device)
+            index = index_tensor(i, ctx.device)
             if checked and trace is None:
                 values = body.eval(front + [index] + carries, ctx, check=True)
             elif trace is None:

@@ -7,6 +7,7 @@ from tfexec.errors import EvalError
 from tfexec.evaluator.context import EvaluateContext
 from tfexec.evaluator.handlers.common import read_index
 from tfexec.evaluator.registry import Kernel, Layouts, value_rule
+from tfexec.evaluator.runtime import index_tensor
 from tfexec.ir.dims import DimError, apply_dim_op
 from tfexec.ir.ops.dimarith import DIM_OPS, DimOp
 
@@ -22,7 +23,7 @@ def _register(cls: type[DimOp]) -> None:
                 result = apply_dim_op(dim_op, lhs, rhs)
             except DimError as exc:
                 raise EvalError(f"{name}: {exc} [{name} (C2)]") from None
-            return torch.tensor(result, dtype=torch.int64, device=ctx.device)
+            return index_tensor(result, ctx.device)
 
         return Kernel(run, needs_ctx=True)
 
