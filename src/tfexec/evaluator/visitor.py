@@ -193,12 +193,13 @@ class EvaluatorVisitor(ExprVisitor[Value]):
         expand = self.table is not None and self.loops == "expand" and self.keys is not None
         body_keys = loop_keys(region, plan.schedule) if expand else None
         last: Value | None = None
+        # One visitor for the body, its environment fresh each iteration.
+        child = EvaluatorVisitor(table=self.table if expand else None, prefix=self.prefix, loops=self.loops, active=self.active)
+        child.keys = body_keys
         for i in range(n):
-            prefix = f"{self.prefix}/{self.keys.local[id(region)]}[{i}]" if expand and self.keys else self.prefix
-            child = EvaluatorVisitor(table=self.table if expand else None, prefix=prefix, loops=self.loops, active=self.active)
-            child.keys = body_keys
-            env = child.memo
-            env.update(frontier)
+            if expand and self.keys:
+                child.prefix = f"{self.prefix}/{self.keys.local[id(region)]}[{i}]"
+            env = child.memo = dict(frontier)
             env[id(region.induction_var)] = index_value(i, ctx.device)
             for phi, value in zip(region.carried_args, carries):
                 env[id(phi)] = rebind(value, phi)
