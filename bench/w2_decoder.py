@@ -148,7 +148,7 @@ def executors(d: Dims, seed: int) -> tuple[list[harness.Executor], int]:
         harness.Executor("run check=full", lambda: graph.run(*xs, check="full")),
     ]
     harness.same([(e.name, e.call()) for e in ex])
-    n_ops = sum(1 for n in graph.nodes if n.dispatch)
+    n_ops = sum(1 for n in graph.nodes if n.what.dispatch)
     return ex, n_ops
 
 

@@ -11,7 +11,7 @@ from typing import ClassVar
 import torch
 
 from tfexec import Call, Constant, Expr, ExprVisitor, Op, Var, f32, ops
-from tfexec.evaluator.registry import Kernel, value_rule
+from tfexec.semantics.registry import Kernel, value_rule
 from tfexec.ir.ops.base import Operand
 from tfexec.ir.types import Type
 
@@ -39,7 +39,7 @@ class LyingOp(SameTypeOp):
 
 
 @value_rule(LyingOp)
-def _lying(op: LyingOp, layouts: object) -> Kernel:
+def _lying(op: LyingOp, args: object) -> Kernel:
     return Kernel(lambda x: torch.cat([x, x[:1]]))
 
 

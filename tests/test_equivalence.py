@@ -10,8 +10,8 @@ import torch
 import tfexec
 from tfexec import DimVar, EquivalenceError, Function, TensorValue, Var, f32, ops, register_eval
 from tfexec.equivalence import _compare, node_sources
-from tfexec.evaluator.context import EvaluateContext
-from tfexec.evaluator.value import Value
+from tfexec.semantics.context import EvaluateContext
+from tfexec.semantics.values import Value
 from tfexec.ir.span import Span
 from tfexec.ir.types import TensorType
 

@@ -4,10 +4,10 @@ repeated bindings ``h#1``, callee paths ``double`` / ``double#1``, loop-body sco
 import torch
 
 from tfexec import Constant, Function, GridRegionExpr, Span, Var, f32, i64, ops
-from tfexec.evaluator.value import Value
+from tfexec.semantics.values import Value
 from tfexec.evaluator.visitor import evaluate_value
 from tfexec.ir.graph import loop_plan, post_order
-from tfexec.keys import ScopeKeys, function_keys, is_reported, loop_keys
+from tfexec.semantics.keys import ScopeKeys, function_keys, is_reported, loop_keys
 
 X = Var("x", f32[4])
 
@@ -54,15 +54,14 @@ def test_callee_paths_count_calls_per_callee_name() -> None:
 
 def test_function_and_loop_keys_are_cached_per_node() -> None:
     fn = Function("f", (X,), ops.exp(X))
-    order = post_order([fn.body])
-    keys = function_keys(fn, order)
-    assert function_keys(fn, order) is keys
+    keys = function_keys(fn)
+    assert function_keys(fn) is keys
     i, acc = Var("i", i64[()]), Var("acc", f32[4])
     body = ops.add(acc, ops.cast(i, dtype=f32), span=_span("acc2"))
     loop = GridRegionExpr(2, i, (X,), (acc,), body, (body,))
     schedule = loop_plan(loop).schedule
-    lk = loop_keys(loop, schedule)
-    assert loop_keys(loop, schedule) is lk
+    lk = loop_keys(loop)
+    assert loop_keys(loop) is lk
     assert [lk.local[id(n)] for n in schedule] == ["%0", "%1", "%2", "acc2"]
 
 

@@ -370,7 +370,7 @@ def test_lazy_mapping_failure_is_a_module_load_error() -> None:
             return 0
 
     loaded = LoadedModule.from_reading(_module(), Broken())
-    with pytest.raises(ModuleLoadError, match=r"constant w: the reading failed to produce it: disk on fire"):
+    with pytest.raises(ModuleLoadError, match=r"constant w: the reading failed to produce it: OSError: disk on fire"):
         loaded.constant("w")
 
 

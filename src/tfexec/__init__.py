@@ -12,23 +12,32 @@ import warnings
 warnings.filterwarnings("ignore", message="Failed to initialize NumPy", category=UserWarning)
 
 
-from tfexec import evaluator as _evaluator  # noqa: F401
 from tfexec.errors import (
     ArgumentTypeError as ArgumentTypeError,
+    DimError as DimError,
     EquivalenceError as EquivalenceError,
     EvalError as EvalError,
     IRConstructionError as IRConstructionError,
     LoweringError as LoweringError,
     ModuleLoadError as ModuleLoadError,
     ParseError as ParseError,
+    RegistryError as RegistryError,
     TfexecError as TfexecError,
+    TypeCheckError as TypeCheckError,
     TypeInferenceError as TypeInferenceError,
+    TypeRuleError as TypeRuleError,
 )
-from tfexec.evaluator import handlers as _handlers  # noqa: F401  (registers the value rules)
-from tfexec.evaluator.context import EvaluateContext as EvaluateContext
-from tfexec.evaluator.layout import as_layout_view as as_layout_view, from_layout_view as from_layout_view
-from tfexec.evaluator.registry import eval_registry as eval_registry, register_eval as register_eval
-from tfexec.evaluator.value import TensorValue as TensorValue, TupleValue as TupleValue, Value as Value
+from tfexec.semantics import rules as _rules  # noqa: F401  (registers the value rules)
+from tfexec.semantics.context import EvaluateContext as EvaluateContext
+from tfexec.semantics.layouts import as_layout_view as as_layout_view, from_layout_view as from_layout_view
+from tfexec.semantics.registry import (
+    Arg as Arg,
+    Kernel as Kernel,
+    eval_registry as eval_registry,
+    register_eval as register_eval,
+    value_rule as value_rule,
+)
+from tfexec.semantics.values import TensorValue as TensorValue, TupleValue as TupleValue, Value as Value
 from tfexec.evaluator.visitor import EvaluatorVisitor as EvaluatorVisitor, evaluate as evaluate
 from tfexec.equivalence import (
     EquivalenceReport as EquivalenceReport,
@@ -38,7 +47,7 @@ from tfexec.equivalence import (
 from tfexec.forward.data import ForwardData as ForwardData
 from tfexec.forward.graph import ForwardGraph as ForwardGraph
 from tfexec.forward.lower import lower as lower
-from tfexec.forward.node import ForwardNode as ForwardNode
+from tfexec.forward.node import ForwardNode as ForwardNode, Read as Read
 from tfexec.infer import infer_types as infer_types
 from tfexec.ir.describe import describe_expr as describe_expr
 from tfexec.ir.dims import DimExpr as DimExpr, DimVar as DimVar, ShapeDim as ShapeDim, resolve_dim as resolve_dim
@@ -67,7 +76,7 @@ from tfexec.ir.expr import (
     Var as Var,
 )
 from tfexec.ir.module import IRModule as IRModule
-from tfexec.ir.ops.base import Op as Op
+from tfexec.ir.ops.base import Op as Op, Operand as Operand
 from tfexec.ir.span import Span as Span
 from tfexec.ir.types import (
     Layout as Layout,
@@ -87,7 +96,8 @@ from tfexec.text import parse as parse, parse_function as parse_function, print_
 
 __all__ = [
     "parse", "parse_function", "print_ir", "script",
-    "AnalysisRegistry", "ArgumentTypeError", "EquivalenceReport", "ForwardData", "ForwardGraph", "ForwardNode", "assert_equivalent", "check_equivalence", "lower", "Call", "ConstTensor", "Constant", "DType", "DimExpr", "DimVar", "EquivalenceError",
+    "AnalysisRegistry", "Arg", "ArgumentTypeError", "DimError", "Kernel", "Operand", "Read", "RegistryError",
+    "TypeCheckError", "TypeRuleError", "value_rule", "EquivalenceReport", "ForwardData", "ForwardGraph", "ForwardNode", "assert_equivalent", "check_equivalence", "lower", "Call", "ConstTensor", "Constant", "DType", "DimExpr", "DimVar", "EquivalenceError",
     "EvalError", "EvaluateContext", "EvaluatorVisitor", "Expr", "ExprMutator", "ExprVisitor", "Function",
     "GridRegionExpr", "IRConstructionError", "IRModule", "Layout", "LoadedModule", "LoweringError", "Mesh",
     "ModuleLoadError", "Op", "ParseError", "Replicate", "ShapeDim", "ShardLayout", "Span", "Split", "TensorType",

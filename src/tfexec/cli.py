@@ -206,7 +206,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
 
 def cmd_dump(args: argparse.Namespace) -> int:
-    from tfexec.evaluator.value import Value
+    from tfexec.semantics.values import Value
     from tfexec.evaluator.visitor import evaluate_value
 
     target, fn = _load_target(args.file, args.function)

@@ -6,7 +6,6 @@ caller opts into a tolerance. When both routes raise, they must raise the same e
 message; the report is then ``ok`` with ``compared == 0`` and carries the error.
 """
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -14,16 +13,16 @@ from typing import Literal
 import torch
 
 from tfexec.api_checks import public
-from tfexec.errors import EquivalenceError, TfexecError
-from tfexec.evaluator.schedule import function_schedule
-from tfexec.evaluator.value import Value, to_python
-from tfexec.evaluator.visitor import evaluate_value, resolve_target
+from tfexec.errors import EquivalenceError, TfexecError, TypeInferenceError
+from tfexec.evaluator.visitor import evaluate_value
 from tfexec.forward.lower import lower
+from tfexec.infer import infer_types
 from tfexec.ir.describe import describe_expr, op_label
-from tfexec.ir.expr import Call, Expr, Function, GridRegionExpr
-from tfexec.ir.graph import loop_plan
-from tfexec.keys import function_keys, is_reported, loop_keys
+from tfexec.ir.expr import Expr, Function
 from tfexec.loading import LoadedModule
+from tfexec.semantics.keys import node_sources, template
+from tfexec.semantics.targets import resolve_target
+from tfexec.semantics.values import Value, to_python
 
 LoopKeys = Literal["collapse", "expand"]
 
@@ -63,6 +62,8 @@ class EquivalenceReport:
     error: str | None = None
     visitor_error: str | None = None
     lowering_error: str | None = None
+    type_error: str | None = None
+    """Set when the program does not type-check: then it is neither lowered nor compared."""
     outputs: object = field(default=None, repr=False)
 
     @property
@@ -71,6 +72,8 @@ class EquivalenceReport:
         return self.mismatches[0] if self.mismatches else None
 
     def __str__(self) -> str:
+        if self.type_error is not None:
+            return f"TYPE ERROR: the program does not type-check, so the routes were not compared: {self.type_error}"
         lines = []
         if self.rows:
             headers = ("key", "op", "location", "shape", "dtype", "max|Δ|", "status")
@@ -108,6 +111,10 @@ def check_equivalence(
     shapes must always match.
     """
     fn, _ = resolve_target(target)
+    try:
+        infer_types(fn)
+    except TypeInferenceError as exc:
+        return EquivalenceReport(False, 0, (), type_error=str(exc))
     sources = node_sources(fn)
     table: dict[str, Value] = {}
     visitor_error: TfexecError | None = None
@@ -146,42 +153,6 @@ def _error_report(visitor: TfexecError | None, lowering: TfexecError | None) -> 
         return EquivalenceReport(True, 0, (), error=v)
     reason = f"visitor {'raised ' + v if v else 'returned a value'}; lowering {'raised ' + lo if lo else 'returned a value'}"
     return EquivalenceReport(False, 0, (Mismatch("<run>", "the whole run", reason),), visitor_error=v, lowering_error=lo)
-
-
-_ITERATION = re.compile(r"\[\d+\]")
-
-
-def node_sources(fn: Function) -> dict[str, Expr]:
-    """Map each node key template (iterations written ``[*]``) to its HIR node."""
-    out: dict[str, Expr] = {}
-    work: list[tuple[Function, str]] = [(fn, fn.name)]
-    seen: set[tuple[int, str]] = set()
-    while work:
-        f, prefix = work.pop()
-        if (id(f), prefix) in seen or prefix.count("/") > 64:
-            continue
-        seen.add((id(f), prefix))
-        order = function_schedule(f).order
-        _scope_sources(order, function_keys(f, order), prefix, out, work)
-    return out
-
-
-def _scope_sources(
-    order: Sequence[Expr], keys: "object", prefix: str, out: dict[str, Expr], work: list[tuple[Function, str]]
-) -> None:
-    from tfexec.keys import ScopeKeys
-
-    assert isinstance(keys, ScopeKeys)
-    for node in order:
-        if not is_reported(node):
-            continue
-        key = f"{prefix}/{keys.local[id(node)]}"
-        out[key] = node
-        if isinstance(node, Call) and isinstance(node.target, Function):
-            work.append((node.target, f"{prefix}/{keys.callee_path[id(node)]}"))
-        if isinstance(node, GridRegionExpr):
-            plan = loop_plan(node)
-            _scope_sources(plan.schedule, loop_keys(node, plan.schedule), f"{key}[*]", out, work)
 
 
 def _leaves(value: object) -> list[torch.Tensor]:
@@ -236,7 +207,7 @@ def _compare(
     keys = list(visitor) + [k for k in lowered if k not in visitor]
     compared = 0
     for key in keys:
-        node = sources.get(_ITERATION.sub("[*]", key))
+        node = sources.get(template(key))
         description = describe_expr(node) if node is not None else key
         op = op_label(node) if node is not None else "?"
         location = node.span.location() if node is not None and node.span is not None else ""

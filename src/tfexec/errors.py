@@ -43,3 +43,21 @@ class IRConstructionError(TfexecError, TypeError):
 
 class ArgumentTypeError(TfexecError, TypeError):
     """A public function was called with the wrong kind of argument (checked with beartype)."""
+
+
+class TypeRuleError(TfexecError):
+    """Raised by an op's type rule (``Op.infer``); ``infer_types`` turns it into a
+    ``TypeInferenceError`` prefixed by ``describe_expr`` of the call."""
+
+
+class DimError(TfexecError, ValueError):
+    """A dim could not be resolved (an unbound ``DimVar``) or its arithmetic failed."""
+
+
+class RegistryError(TfexecError):
+    """A registry key was registered twice without ``override=True``, or is not a class."""
+
+
+class TypeCheckError(EvalError):
+    """A lowered value does not have its declared type under the runtime checks
+    (``check="full"`` or ``"boundary"``): an op's type rule and value rule disagree."""

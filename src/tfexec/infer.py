@@ -5,7 +5,8 @@ ill-typed node raises ``TypeInferenceError`` whose message starts with
 ``describe_expr(node)`` and says what was expected and what was found.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from tfexec.api_checks import public
 from tfexec.errors import TypeInferenceError
@@ -23,11 +24,13 @@ from tfexec.ir.expr import (
     TupleGetItem,
     Var,
 )
-from tfexec.ir.graph import function_order, loop_plan, post_order
+from tfexec.ir.graph import MAX_NESTING, NESTING_REFUSED, function_order, loop_plan, post_order
 from tfexec.ir.ops.base import Op, Operand, TypeRuleError
 from tfexec.ir.types import TensorType, TupleType, Type
+from tfexec.ir.weak import weak_source
 
 _INDEX_TYPE = TensorType((), DType.int64)
+T = TypeVar("T")
 
 
 @public
@@ -41,6 +44,8 @@ class _Inference:
     def __init__(self) -> None:
         self.done: set[int] = set()
         self.in_progress: set[int] = set()
+        self.depth = 0
+        """How deep calls and loops nest at the node being inferred (refused past ``MAX_NESTING``)."""
 
     def function(self, fn: Function) -> Type:
         if id(fn) in self.in_progress:
@@ -105,11 +110,21 @@ class _Inference:
             )
         if id(callee) in self.in_progress:
             raise TypeInferenceError(f"{describe_expr(call)}: recursive call of {callee.name} is not supported")
-        result = self.function(callee)
+        result = self.nested(call, lambda: self.function(callee))
         why, bindings = call_mismatch([(p.name, p.type) for p in callee.params], [_checked(a) for a in call.args])
         if why is not None:
             raise TypeInferenceError(f"{describe_expr(call)}: {why}")
         return substitute_type(result, bindings)
+
+    def nested(self, node: Expr, infer: "Callable[[], T]") -> "T":
+        """Run ``infer`` one call or loop deeper, refusing ``node`` past ``MAX_NESTING``."""
+        if self.depth >= MAX_NESTING:
+            raise TypeInferenceError(f"{describe_expr(node)}: {NESTING_REFUSED}")
+        self.depth += 1
+        try:
+            return infer()
+        finally:
+            self.depth -= 1
 
     def region(self, region: GridRegionExpr, bound: set[int]) -> Type:
         iv = region.induction_var
@@ -124,7 +139,7 @@ class _Inference:
         for v in (iv, *region.carried_args):
             v.with_checked_type(v.type)
         plan = loop_plan(region)
-        self.scope(list(plan.roots), inner)
+        self.nested(region, lambda: self.scope(list(plan.roots), inner))
         if not region.carried_args:
             return _checked(region.body)
         for phi, y in zip(region.carried_args, region.yield_values):
@@ -160,37 +175,10 @@ def _operand(arg: Expr) -> Operand:
     if source is not None:
         static = source.value if isinstance(source.value, int) and not isinstance(source.value, bool) else None
         return Operand(t, True, static)
-    if isinstance(arg, Constant):
+    if isinstance(arg, Constant):  # a strong constant: its static value still serves slice starts
         static = arg.value if isinstance(arg.value, int) and not isinstance(arg.value, bool) else None
-        return Operand(t, arg.weak, static)
+        return Operand(t, False, static)
     return Operand(t)
-
-
-def weak_source(expr: Expr) -> Constant | None:
-    """The weak Python-scalar ``Constant`` that ``expr`` statically is, if any.
-
-    Weakness follows a value through tuple fields, static projections and a callee's
-    returned body, exactly as both evaluation routes carry it; binding to a Var (a
-    parameter, a carry) and a loop result make a value ordinary.
-    """
-    node: Expr = expr
-    path: list[int] = []
-    for _ in range(10_000):
-        if isinstance(node, TupleGetItem):
-            path.append(node.index)
-            node = node.tuple
-        elif isinstance(node, Tuple) and path:
-            index = path.pop()
-            if index >= len(node.fields):
-                return None
-            node = node.fields[index]
-        elif isinstance(node, Call) and isinstance(node.target, Function):
-            node = node.target.body
-        else:
-            break
-    if path or not isinstance(node, Constant) or not node.weak or not isinstance(node.value, (bool, int, float)):
-        return None
-    return node
 
 
 def _call_op(call: Call, op: Op) -> Type:

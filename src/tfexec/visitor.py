@@ -11,7 +11,7 @@ recursion follows only loop nesting.
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-from tfexec.errors import TfexecError
+from tfexec.errors import RegistryError as RegistryError, TfexecError
 from tfexec.ir.expr import Call, Constant, ConstTensor, Expr, GridRegionExpr, Tuple, TupleGetItem, Var
 from tfexec.ir.graph import post_order
 
@@ -123,8 +123,6 @@ class ExprMutator:
         )
 
 
-class RegistryError(TfexecError):
-    """A registry key was registered twice, or looked up with no handler."""
 
 
 def _require_class(registry: str, key: object) -> None:

@@ -21,13 +21,16 @@ import torch
 import tfexec.equivalence
 import tfexec.forward.lower
 from tfexec import EquivalenceError, LoweringError, assert_equivalent, check_equivalence, lower, ops
-from tfexec.evaluator import runtime
-from tfexec.evaluator.context import EvaluateContext
-from tfexec.evaluator.value import TensorValue, TupleValue, Value
+import tfexec.forward.kinds
+from tfexec import EvalError
+from tfexec.semantics import loops as loop_rules
+from tfexec.semantics.values import TensorValue, TupleValue, Value
 from tfexec.evaluator.visitor import evaluate_value
 from tfexec.forward.data import ForwardData
-from tfexec.forward.graph import Body, ForwardGraph
-from tfexec.forward.node import ForwardNode, Slot
+from tfexec.forward.graph import ForwardGraph
+from tfexec.forward.kinds import Fail
+from tfexec.forward.node import ForwardNode, Read
+from tfexec.forward.run import Body, Run
 from tfexec.ir.dims import DimVar
 from tfexec.ir.dtypes import DType
 from tfexec.ir.expr import Call, Function, GridRegionExpr, Tuple, TupleGetItem, Var
@@ -125,14 +128,7 @@ def _sub_program() -> tuple[Function, tuple[torch.Tensor, ...]]:
 
 def _swap_operands(node: ForwardNode) -> ForwardNode:
     first, second = node.reads
-    inner = node.fn
-
-    def swapped(values: list[object], ctx: EvaluateContext) -> object:
-        view = list(values)
-        view[first.index], view[second.index] = view[second.index], view[first.index]
-        return inner(view, ctx)
-
-    return dataclasses.replace(node, fn=swapped, plain=None)  # the run loop calls `plain` when set
+    return dataclasses.replace(node, reads=(second, first))
 
 
 def test_swapped_operands_are_caught_at_the_op(use_lowering: Callable[[ForwardGraph], None]) -> None:
@@ -193,8 +189,8 @@ def test_a_dropped_iteration_is_caught_at_the_loop(
     graph = lower(fn)
     assert diverging_keys(table, graph.denote_all(*inputs)) == []
 
-    real = runtime.trip_count  # what the lowered loop calls, as tfexec.forward.lower.trip_count
-    monkeypatch.setattr(tfexec.forward.lower, "trip_count", lambda region, ctx: real(region, ctx) - 1)
+    real = loop_rules.trip_count  # what the lowered loop calls, as tfexec.forward.kinds.trip_count
+    monkeypatch.setattr(tfexec.forward.kinds, "trip_count", lambda region, ctx: real(region, ctx) - 1)
     assert diverging_keys(table, graph.denote_all(*inputs)) == ["f/acc", "f/out"]
     assert torch.equal(_tensor(graph.run(*inputs)), torch.tensor([6.0, 9.0]))  # 0+2+4, 1+3+5: one tile short
     use_lowering(graph)
@@ -207,8 +203,8 @@ def test_a_dropped_iteration_is_caught_per_iteration(monkeypatch: pytest.MonkeyP
     fn, inputs = _tiled_sum()
     table = visitor_table(fn, inputs, loops="expand")
     assert "f/acc[3]/step" in table
-    real = runtime.trip_count  # what the lowered loop calls, as tfexec.forward.lower.trip_count
-    monkeypatch.setattr(tfexec.forward.lower, "trip_count", lambda region, ctx: real(region, ctx) - 1)
+    real = loop_rules.trip_count  # what the lowered loop calls, as tfexec.forward.kinds.trip_count
+    monkeypatch.setattr(tfexec.forward.kinds, "trip_count", lambda region, ctx: real(region, ctx) - 1)
     lowered = lower(fn).denote_all(*inputs, loops="expand")
     assert diverging_keys(table, lowered) == ["f/acc[3]/t", "f/acc[3]/tile", "f/acc[3]/step", "f/acc", "f/out"]
     report = check_equivalence(fn, *inputs, loops="expand")
@@ -224,19 +220,18 @@ def _stale_carries(monkeypatch: pytest.MonkeyPatch, graph: ForwardGraph, carries
     ``stale`` on every iteration (a lowering that forgot to thread that carry's previous
     yield through). A loop body's inputs end with the index and its ``carries`` carry slots."""
     inits: dict[int, list[object]] = {}
-    for name in ("run", "eval"):
-        real = getattr(Body, name)
+    real = Body.execute
 
-        def frozen(self: Body, values: list[object], ctx: EvaluateContext, _real: object = real, **kw: object) -> list[object]:
-            if self is not graph.body:
-                split = self.data.n_inputs - carries
-                if int(values[split - 1]) == 0:  # type: ignore[call-overload]  # iteration 0: the carries are the inits
-                    inits[id(self)] = values[split:]
-                first = inits[id(self)]
-                values = values[:split] + [first[i] if i in stale else v for i, v in enumerate(values[split:])]
-            return _real(self, values, ctx, **kw)  # type: ignore[operator, no-any-return]
+    def frozen(self: Body, run: Run, values: list[object], **kw: bool) -> list[object]:
+        if self is not graph.body:
+            split = self.data.n_inputs - carries
+            if int(values[split - 1]) == 0:  # type: ignore[call-overload]  # iteration 0: the carries are the inits
+                inits[id(self)] = values[split:]
+            first = inits[id(self)]
+            values[split:] = [first[i] if i in stale else v for i, v in enumerate(values[split:])]  # in place: the loop reads this list
+        return real(self, run, values, **kw)
 
-        monkeypatch.setattr(Body, name, frozen)
+    monkeypatch.setattr(Body, "execute", frozen)
 
 
 def test_a_stale_carry_is_caught_at_the_loop(
@@ -292,7 +287,7 @@ def test_one_stale_carry_among_several_is_caught(monkeypatch: pytest.MonkeyPatch
 
 
 def _node(label: str, *reads: int) -> ForwardNode:
-    return ForwardNode(lambda values, ctx: None, tuple(Slot(i) for i in reads), None, None, None, label=label)
+    return ForwardNode(Fail(EvalError(label)), tuple(Read(i) for i in reads), None, label, Var("x", F32_4))
 
 
 def test_snoc_refuses_a_read_of_a_later_slot() -> None:
@@ -311,9 +306,3 @@ def test_snoc_refuses_a_stale_view() -> None:
         base.snoc(_node("b", 0))
     assert [n.label for n in newer.snoc(_node("c", 1)).nodes] == ["a", "c"]
 
-
-def test_slot_refuses_a_slot_that_does_not_exist() -> None:
-    data = ForwardData.nil(1).snoc(_node("a", 0))
-    assert data.slot(1).index == 1
-    with pytest.raises(LoweringError, match=r"slot 2 does not exist \(size 2\)"):
-        data.slot(2)

@@ -11,10 +11,11 @@ import torch
 
 import tfexec
 from tfexec import DimVar, EvalError, Function, GridRegionExpr, LoweringError, Tuple, TupleGetItem, Var, f32, i64, ops
-from tfexec.evaluator.registry import Kernel, value_rule
+from tfexec.semantics.registry import Kernel, value_rule
 from tfexec.evaluator.visitor import evaluate_value
 from tfexec.forward.data import ForwardData
-from tfexec.forward.node import ForwardNode, Slot
+from tfexec.forward.kinds import Fail
+from tfexec.forward.node import ForwardNode, Read
 
 from shared_helpers import LyingOp, SameTypeOp
 
@@ -58,19 +59,20 @@ def test_eval_returns_inputs_then_every_node_in_order() -> None:
 def test_nodes_read_only_earlier_slots() -> None:
     graph = tfexec.lower(tiled())
     for index, node in enumerate(graph.nodes):
-        assert all(s.index < graph.n_inputs + index for s in node.reads)
+        assert all(r.slot < graph.n_inputs + index for r in node.reads)
 
 
 def test_snoc_refuses_a_node_reading_a_later_slot() -> None:
     data = ForwardData.nil(1)
-    node = ForwardNode(lambda v, c: v[0], (Slot(1),), None, None, None)
+    x = Var("x", f32[1])
+    node = ForwardNode(Fail(EvalError("unused")), (Read(1),), None, None, x)
     with pytest.raises(LoweringError, match="reads slot 1, but only slots 0..0 exist"):
         data.snoc(node)
 
 
 def test_snoc_refuses_a_stale_view() -> None:
     data = ForwardData.nil(1)
-    node = ForwardNode(lambda v, c: v[0], (Slot(0),), None, None, None)
+    node = ForwardNode(Fail(EvalError("unused")), (Read(0),), None, None, Var("x", f32[1]))
     data.snoc(node)
     with pytest.raises(LoweringError, match="stale view"):
         data.snoc(node)
@@ -194,8 +196,8 @@ def _probe(x: torch.Tensor) -> torch.Tensor:
     return x
 
 
-value_rule(Remember)(lambda op, layouts: Kernel(_remember))
-value_rule(Probe)(lambda op, layouts: Kernel(_probe))
+value_rule(Remember)(lambda op, args: Kernel(_remember))
+value_rule(Probe)(lambda op, args: Kernel(_probe))
 
 
 def test_run_releases_each_slot_after_its_last_reader() -> None:

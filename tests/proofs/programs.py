@@ -5,7 +5,6 @@ and counts its invocations per tag: the lowering calls such a handler through th
 ``dispatch`` the visitor uses, so the counts compare how often each route ran a node.
 """
 
-import inspect
 from collections import Counter
 from dataclasses import dataclass
 from typing import ClassVar
@@ -15,11 +14,11 @@ import torch
 import tfexec
 from tfexec import EvaluateContext, Function, GridRegionExpr, Span, Value, Var, f32, i64, ops, register_eval
 from tfexec.evaluator.visitor import evaluate_value
-from tfexec.forward.graph import Body, ForwardGraph
-from tfexec.forward.refs import leaves
+from tfexec.forward.graph import ForwardGraph
+from tfexec.forward.kinds import RunLoop
+from tfexec.forward.run import Body
 from tfexec.ir.describe import describe_expr
 from tfexec.ir.dims import DimVar
-from tfexec.ir.types import TupleType, Type
 
 from shared_helpers import SameTypeOp
 
@@ -72,64 +71,30 @@ def tiled_matmul(tile: int = 32) -> Function:
 
 
 def bodies(graph: ForwardGraph) -> list[Body]:
-    """The graph's node list and every loop body nested in it (found in the loop closures)."""
+    """The graph's node list and every loop body nested in it (the bodies of its loop nodes)."""
     out: list[Body] = []
     work = [graph.body]
     while work:
         body = work.pop()
         out.append(body)
-        for node in body.data.nodes:
-            nested = inspect.getclosurevars(node.fn).nonlocals.get("body")
-            if isinstance(nested, Body):
-                work.append(nested)
+        work.extend(node.what.body for node in body.nodes if isinstance(node.what, RunLoop))
     return out
 
 
 def loop_body(graph: ForwardGraph, index: int) -> Body:
     """The loop body run by node ``index`` of the graph's top-level list."""
-    nested = inspect.getclosurevars(graph.nodes[index].fn).nonlocals.get("body")
-    assert isinstance(nested, Body)
-    return nested
-
-
-def render(body: Body, names: list[str], indent: str = "") -> list[str]:
-    """One line per slot of ``body``: slot, what fills it, the slots it reads, its type, its source."""
-    lines = [f"{indent}{i:>3}  {name}" for i, name in enumerate(names)]
-    for i, node in enumerate(body.data.nodes):
-        slot = body.data.n_inputs + i
-        what = node.key if node.key else f"({node.label})"
-        reads = "[" + ", ".join(str(s.index) for s in node.reads) + "]"
-        typ = str(node.type) if node.type is not None else "-"
-        src = describe_expr(node.source) if node.source is not None else ""
-        lines.append(f"{indent}{slot:>3}  {what:<16} reads {reads:<20} {typ:<13} {src}")
-        nested = inspect.getclosurevars(node.fn).nonlocals.get("body")
-        if isinstance(nested, Body):
-            n_in = nested.data.n_inputs
-            assert isinstance(node.source, GridRegionExpr)
-            n_carry = sum(type_leaves(phi.type) for phi in node.source.carried_args)
-            n_front = n_in - 1 - n_carry
-            inner = [f"frontier: outer slot {node.reads[j].index}" for j in range(n_front)]
-            inner.append("induction variable")
-            inner += [f"carry: starts as outer slot {node.reads[n_front + j].index}" for j in range(n_carry)]
-            lines.append(f"{indent}     loop body of slot {slot}, run once per iteration:")
-            lines.extend(render(nested, inner, indent + "     "))
-            outs = ", ".join(str(r.slot) for r in leaves(nested.outputs))
-            lines.append(f"{indent}     body outputs: [{outs}]; frees: {[list(f) for f in nested.frees]}")
-    return lines
-
-
-def type_leaves(t: Type) -> int:
-    """How many tensors a value of type ``t`` is made of."""
-    return sum(type_leaves(f) for f in t.fields) if isinstance(t, TupleType) else 1
+    what = graph.nodes[index].what
+    assert isinstance(what, RunLoop)
+    return what.body
 
 
 def listing(graph: ForwardGraph) -> str:
-    """The lowered graph as the worked example shows it."""
-    names = [f"input {p.name}" for p in graph.function.params]
-    lines = render(graph.body, names)
-    outs = ", ".join(str(r.slot) for r in leaves(graph.body.outputs))
-    lines.append(f"outputs: [{outs}]; frees: {[list(f) for f in graph.body.frees]}")
-    return "\n".join(line.rstrip() for line in lines)
+    """The lowered graph as the worked example shows it: ``str(graph)``, and each list's frees."""
+    lines = [str(graph)]
+    for i, body in enumerate(bodies(graph)):
+        where = "graph" if i == 0 else f"loop body {i}"
+        lines.append(f"frees of the {where}: {[list(f) for f in body.frees]}")
+    return "\n".join(line.rstrip() for line in "\n".join(lines).splitlines())
 
 
 def assert_routes_agree(fn: Function, *inputs: object, loops: str = "collapse") -> dict[str, Value]:
@@ -170,25 +135,25 @@ def schedule_listing(fn: Function) -> str:
     of the values it reads last) and, for each loop, its frontier, variant schedule and roots."""
     from tfexec.evaluator.schedule import function_schedule, loop_schedule
     from tfexec.ir.graph import loop_plan
-    from tfexec.keys import function_keys, loop_keys
+    from tfexec.semantics.keys import function_keys, loop_keys
 
     sched = function_schedule(fn)
-    keys = function_keys(fn, sched.order)
+    keys = function_keys(fn)
     name = {i: keys.local[i] for i in keys.local}
     lines = [f"schedule of {fn.name} (step: node, then the values whose last reader it is)"]
-    for node, frees, _op in sched.steps:
+    for node, frees in sched.steps:
         freed = ", ".join(name[f] for f in frees) or "-"
         lines.append(f"  {keys.local[id(node)]:<6} {describe_expr(node):<60} frees {freed}")
     for node in sched.order:
         if not isinstance(node, GridRegionExpr):
             continue
         plan = loop_plan(node)
-        lk = loop_keys(node, plan.schedule)
+        lk = loop_keys(node)
         inner = {i: lk.local[i] for i in lk.local}
         lines.append(f"loop {keys.local[id(node)]}: frontier (computed once, before the loop): "
                      + ", ".join(name[id(f)] for f in plan.frontier))
         lines.append("  per-iteration schedule (keys local to the body; outer values named outer:key)")
-        for step, frees, _op in loop_schedule(node).steps:
+        for step, frees in loop_schedule(node).steps:
             freed = ", ".join(inner[f] if f in inner else f"outer:{name[f]}" for f in frees) or "-"
             lines.append(f"  {lk.local[id(step)]:<6} {describe_expr(step):<60} frees {freed}")
         lines.append("  roots: " + ", ".join(lk.local[id(r)] for r in plan.roots))

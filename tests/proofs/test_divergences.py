@@ -29,7 +29,7 @@ from tfexec import (
     ops,
     register_eval,
 )
-from tfexec.evaluator.registry import Kernel, value_rule
+from tfexec.semantics.registry import Kernel, value_rule
 
 from proofs.programs import assert_routes_agree, assert_same
 from shared_helpers import LyingOp as ProofLying  # the name proofs_notes/divergences.md shows
@@ -102,7 +102,7 @@ class ProofComplex(SameTypeOp):
 
 @value_rule(ProofComplex)
 def _complex(op: ProofComplex, layouts: object) -> Kernel:
-    return Kernel(lambda x: x.to(torch.complex64), tensor_fn=lambda x: x.to(torch.complex64))
+    return Kernel(lambda x: x.to(torch.complex64))
 
 
 @pytest.mark.xfail(
@@ -127,7 +127,7 @@ class ProofScaleBy(SameTypeOp):
 @value_rule(ProofScaleBy)
 def _scale_by(op: ProofScaleBy, layouts: object) -> Kernel:
     factor = float(sum(op.factors or []))
-    return Kernel(lambda x: x * factor, tensor_fn=lambda x: x * factor)
+    return Kernel(lambda x: x * factor)
 
 
 def test_value_rule_of_an_op_with_an_unhashable_attribute_runs_alike() -> None:

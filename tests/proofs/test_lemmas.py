@@ -34,10 +34,11 @@ from tfexec import (
     ops,
     register_eval,
 )
-from tfexec.evaluator.registry import eval_registry, is_value_rule_handler, lookup_value_rule
-from tfexec.evaluator.runtime import bind_inputs
+from tfexec.semantics.registry import Arg, eval_registry, lookup_value_rule
+from tfexec.semantics.binding import bind_inputs
 from tfexec.evaluator.visitor import evaluate_value
-from tfexec.forward.refs import leaves
+from tfexec.forward.kinds import EnterCall
+from tfexec.forward.run import leaves
 from tfexec.ir.expr import Call, Expr
 from tfexec.ir.ops.base import Operand
 from tfexec.ir.ops.catalogue import ALL_OPS
@@ -117,7 +118,7 @@ def test_every_nested_node_list_reads_only_earlier_slots() -> None:
     assert len(found) == 3  # the graph, the outer loop body, the nested loop body
     for body in found:
         for index, node in enumerate(body.data.nodes):
-            assert all(0 <= s.index < body.data.n_inputs + index for s in node.reads), node
+            assert all(0 <= r.slot < body.data.n_inputs + index for r in node.reads), node
 
 
 # -- key agreement ---------------------------------------------------------------------------
@@ -157,7 +158,7 @@ def test_parameters_bind_to_the_same_tensors_on_both_routes() -> None:
     assert isinstance(first, TensorValue) and isinstance(second, TensorValue)
     context = tfexec.lower(fn).eval(*given)
     assert context[0] is given[0] and x_value.data is given[0]  # already f32: bound as it is, on both routes
-    bound = [context[1], context[2]]
+    bound = list(context[1])  # one slot per parameter: the tuple parameter's slot holds the tuple
     assert all(isinstance(t, torch.Tensor) for t in bound)
     assert_same(tuple(bound), (first.data, second.data))  # cast alike: f32 from a list, i64 from an i32 tensor
     assert second.data.dtype == torch.int64
@@ -226,9 +227,9 @@ def test_const_tensor_is_read_once_across_both_routes_and_is_the_same_tensor() -
 
 def test_every_catalogue_op_has_a_value_rule_both_routes_apply() -> None:
     for cls in ALL_OPS:
-        handler = eval_registry.lookup(cls)
-        assert handler is not None and is_value_rule_handler(handler), cls.__name__
-        assert lookup_value_rule(cls) is not None, cls.__name__
+        entry = eval_registry.lookup(cls)
+        assert entry is not None and entry.value_rule is not None and entry.handler is None, cls.__name__
+        assert lookup_value_rule(cls) is entry.value_rule, cls.__name__
 
 
 _R = torch.Generator().manual_seed(3)
@@ -241,10 +242,10 @@ def _t(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
 
 _X, _Y, _C = Var("x", f32[3, 4]), Var("y", f32[4]), Var("c", tfexec.b1[3, 4])
 
-_TENSOR_FN_CASES: list[tuple[str, Call, tuple[torch.Tensor, ...]]] = [
+_KERNEL_CASES: list[tuple[str, Call, tuple[torch.Tensor, ...]]] = [
     *[(name, getattr(ops, name)(_X, _Y), (_t(3, 4), _t(4))) for name in (
         "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge")],
-    *[(name, getattr(ops, name)(_C, _C), (_t(3, 4) > 0.7, _t(3, 4) > 0.5)) for name in ("logical_and", "logical_or")],
+    *[(name, getattr(ops, name)(_C, Var("d", tfexec.b1[3, 4])), (_t(3, 4) > 0.7, _t(3, 4) > 0.5)) for name in ("logical_and", "logical_or")],
     *[(name, getattr(ops, name)(_X), (_t(3, 4) - 0.6,)) for name in (
         "neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "silu", "erf", "sin", "cos")],
     ("gelu", ops.gelu(_X), (_t(3, 4),)),
@@ -254,29 +255,40 @@ _TENSOR_FN_CASES: list[tuple[str, Call, tuple[torch.Tensor, ...]]] = [
     ("matmul", ops.matmul(_X, Var("w", f32[4, 2])), (_t(3, 4), _t(4, 2))),
     ("softmax", ops.softmax(_X, axis=0), (_t(3, 4),)),
     ("rms_norm", ops.rms_norm(_X, _Y), (_t(3, 4), _t(4))),
-    ("layer_norm", ops.layer_norm(_X, _Y, _Y), (_t(3, 4), _t(4), _t(4))),
+    ("layer_norm", ops.layer_norm(_X, _Y, Var("z", f32[4])), (_t(3, 4), _t(4), _t(4))),
     ("reshape", ops.reshape(_X, shape=(4, 3)), (_t(3, 4),)),
     ("transpose", ops.transpose(_X, perm=(1, 0)), (_t(3, 4),)),
     ("broadcast_to", ops.broadcast_to(_Y, shape=(2, 4)), (_t(4),)),
-    ("concat", ops.concat(_X, _X, _X, axis=1), (_t(3, 4), _t(3, 4), _t(3, 4))),
+    ("concat", ops.concat(_X, Var("u", f32[3, 4]), Var("v", f32[3, 4]), axis=1), (_t(3, 4), _t(3, 4), _t(3, 4))),
     ("take", ops.take(_X, Var("i", i64[2]), axis=1), (_t(3, 4), torch.tensor([3, 0]))),
     ("reshard", ops.reshard(_X, layout=None), (_t(3, 4),)),
     ("local", ops.local(_X), (_t(3, 4),)),
 ]
 
 
-@pytest.mark.parametrize("call, operands", [(c, o) for _, c, o in _TENSOR_FN_CASES], ids=[n for n, _, _ in _TENSOR_FN_CASES])
-def test_tensor_fn_computes_what_fn_computes_on_tensor_operands(call: Call, operands: tuple[torch.Tensor, ...]) -> None:
+@pytest.mark.parametrize("call, operands", [(c, o) for _, c, o in _KERNEL_CASES], ids=[n for n, _, _ in _KERNEL_CASES])
+def test_both_routes_compute_the_one_kernel_the_rule_picks(call: Call, operands: tuple[torch.Tensor, ...]) -> None:
+    """One definition per op: the rule's kernel for tensor operands, called directly, is what
+    the direct route dispatches and what the lowered node computes (the run loop calls that
+    same function, without a frame of its own, when it needs no context)."""
     op = call.target
     assert isinstance(op, Op)
     rule = lookup_value_rule(type(op))
     assert rule is not None
-    kernel = rule(op, (None,) * len(operands))
-    assert kernel.tensor_fn is not None  # the lowering's fast path exists for this op
+    kernel = rule(op, tuple(Arg() for _ in operands))
     ctx = EvaluateContext(device=None, dim_bindings={})
-    general = kernel.fn(ctx, *operands) if kernel.needs_ctx else kernel.fn(*operands)
-    fast = kernel.tensor_fn(*operands)
-    assert_same(general, fast)
+    direct = kernel.fn(ctx, *operands) if kernel.needs_ctx else kernel.fn(*operands)
+    params = tuple(a for a in call.args if isinstance(a, Var))
+    fn = Function("k", params, call)
+    assert_same(tfexec.evaluate(fn, *operands), direct)
+    graph = tfexec.lower(fn)
+    (node,) = graph.nodes
+    fast = node.what.direct
+    if kernel.needs_ctx:
+        assert fast is None
+    else:  # the same function (a fresh closure per call site: the same code)
+        assert fast is kernel.fn or getattr(fast, "__code__", None) is getattr(kernel.fn, "__code__", 0)
+    assert_same(graph.run(*operands), direct)
 
 
 def _well_typed(fn: Function) -> bool:
@@ -397,7 +409,7 @@ def test_callee_called_twice_with_different_dim_bindings() -> None:
     p, q = Var("p", f32[N]), Var("q", f32[B])  # the caller has an N of its own
     fn = Function("f", (p, q), Tuple((ops.call(ramp, p), ops.call(ramp, q), ops.call(ramp, ops.concat(p, q)))))
     graph = tfexec.lower(fn)
-    enters = [n for n in graph.nodes if n.key is None and isinstance(n.source, Call) and isinstance(n.source.target, Function)]
+    enters = [n for n in graph.nodes if isinstance(n.what, EnterCall)]
     assert len(enters) == 3 and len({id(n) for n in enters}) == 3  # one dim scope (context slot) per call site
     out = graph.run(torch.zeros(3), torch.zeros(5))
     assert isinstance(out, tuple) and isinstance(out[1], torch.Tensor) and isinstance(out[2], torch.Tensor)
@@ -486,13 +498,13 @@ def test_frees_follow_the_last_declared_reader_and_spare_outputs() -> None:
             outputs = {r.slot for r in leaves(body.outputs)}
             freed: list[int] = []
             for i, frees in enumerate(body.frees):
-                reads = {s.index for s in nodes[i].reads}
-                later = {s.index for n in nodes[i + 1:] for s in n.reads}
+                reads = {r.slot for r in nodes[i].reads}
+                later = {r.slot for n in nodes[i + 1:] for r in n.reads}
                 for slot in frees:
                     assert slot in reads and slot not in later and slot not in outputs
                 freed.extend(frees)
             assert len(freed) == len(set(freed))  # each slot freed once
-            read_anywhere = {s.index for n in nodes for s in n.reads}
+            read_anywhere = {r.slot for n in nodes for r in n.reads}
             assert set(freed) == read_anywhere - outputs  # and every other read slot is freed
 
 

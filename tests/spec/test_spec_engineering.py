@@ -34,6 +34,8 @@ from tfexec import (
     register_eval,
 )
 from tfexec.evaluator.visitor import evaluate_value
+from tfexec import TypeInferenceError, lower
+from tfexec.ir.graph import MAX_NESTING
 
 # -- ops that watch tensor lifetimes ---------------------------------------------------------------
 
@@ -216,17 +218,23 @@ def test_engineering_deeply_nested_tuple_result_and_projection() -> None:
     assert depth == 5_000 and torch.equal(tensor(nested), torch.ones(1))
 
 
-def test_engineering_call_nesting_past_the_stack_is_a_value_or_an_evalerror() -> None:
-    # calls nest on Python's stack: 2,000 nested calls either evaluate or fail as an
-    # EvalError naming the run, never as a raw RecursionError
-    y = Var("y", f32[1])
-    fn = Function("f0", (y,), ops.add(y, 1.0))
-    for i in range(1, 2_000):
+def test_engineering_call_nesting_past_the_limit_is_the_same_evalerror_on_both_routes() -> None:
+    # calls nest on Python's stack: past MAX_NESTING (128) calls, both routes refuse the call
+    # that goes deeper with the same EvalError naming it (inference refuses it as a type
+    # error), never a raw RecursionError; 128 nested calls evaluate on both routes
+    def chain(n: int) -> Function:
         y = Var("y", f32[1])
-        fn = Function(f"f{i}", (y,), ops.call(fn, y))
-    try:
-        out = evaluate(fn, torch.ones(1))
-    except EvalError as exc:
-        assert re.match(r"^function f1999\(y\): evaluation nests deeper than Python's recursion limit", str(exc))
-    else:
-        assert tensor(out).item() == 2.0
+        fn = Function("f0", (y,), ops.add(y, 1.0))
+        for i in range(1, n + 1):
+            y = Var("y", f32[1])
+            fn = Function(f"f{i}", (y,), ops.call(fn, y))
+        return fn
+
+    ok = chain(MAX_NESTING)
+    assert tensor(evaluate(ok, torch.ones(1))).item() == 2.0
+    assert tensor(lower(ok).run(torch.ones(1))).item() == 2.0
+    deep = chain(2_000)
+    with pytest.raises(EvalError, match=r"^f1871\(y\): function calls and loops nest more than 128 deep here"):
+        evaluate(deep, torch.ones(1))
+    with pytest.raises(TypeInferenceError, match=r"^f1871\(y\): function calls and loops nest more than 128 deep"):
+        lower(deep)

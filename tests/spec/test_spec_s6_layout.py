@@ -9,7 +9,7 @@ import pytest
 import torch
 from spec_helpers import tensor
 
-import tfexec.evaluator.handlers as handlers_pkg
+import tfexec.semantics.rules as handlers_pkg
 from tfexec import (
     Constant,
     DimVar,

@@ -107,7 +107,7 @@ def test_printed_module_layout() -> None:
 
 def test_weak_literals_and_constants_round_trip() -> None:
     text = '''
-def consts(x: f16[2]) -> f16[2]:
+def consts(x: f16[2]) -> f16[1, 2]:
     a = add(x, 0.5)
     b = add(a, -3)
     c = add(b, True)

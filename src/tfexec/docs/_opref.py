@@ -19,7 +19,7 @@ from typing import Literal, Union, get_args, get_origin
 from tfexec import ops as builders
 from tfexec.docs._docstring import DocstringError, OpDoc, op_doc
 from tfexec.docs._examples import FILENAME, SIGNIFICANT_DIGITS, ExampleError, ExampleRun, RefusalRun, run_example, run_refusal
-from tfexec.evaluator.registry import lookup_value_rule
+from tfexec.semantics.registry import lookup_value_rule
 from tfexec.ir.dims import DimExpr, DimVar
 from tfexec.ir.dtypes import DType
 from tfexec.ir.ops.base import Op

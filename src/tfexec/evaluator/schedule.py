@@ -1,44 +1,30 @@
-"""Schedules: a scope's nodes in post-order, each with the operands it reads last.
+"""Schedules: a scope's nodes in post-order, each with the values it reads last.
 
-Computed once per function body and per loop body (cached on the node), so evaluation
-frees each value right after its last reader without counting uses on every run.
+Computed once per function body and per loop body (cached on the node), so the direct
+route frees each value right after its last reader without counting uses on every run
+(the rule itself is ``tfexec.semantics.liveness``, shared with the lowered graph).
 """
 
 import weakref
 from collections.abc import Container, Sequence
 from dataclasses import dataclass
 
-from tfexec.ir.expr import Call, Expr, Function, GridRegionExpr
-from tfexec.ir.ops.base import Op
+from tfexec.ir.expr import Expr, Function, GridRegionExpr
 from tfexec.ir.graph import function_order, loop_plan, operands
+from tfexec.semantics.liveness import last_reads
 
 
 @dataclass(frozen=True, slots=True)
 class Schedule:
-    """``steps[i] = (node, ids of values whose last reader is node, op)``; outputs are never
-    freed. ``op`` is the node's ``Op`` for an op call (the visitor's hot path dispatches it
-    directly) and None otherwise."""
+    """``steps[i] = (node, ids of the values whose last reader is node)``; outputs are never freed."""
 
     order: tuple[Expr, ...]
-    steps: "tuple[tuple[Expr, tuple[int, ...], Op | None], ...]"
+    steps: "tuple[tuple[Expr, tuple[int, ...]], ...]"
 
 
 def build_schedule(order: Sequence[Expr], outputs: Sequence[Expr]) -> Schedule:
-    last: dict[int, int] = {}
-    for i, node in enumerate(order):
-        for child in operands(node):
-            last[id(child)] = i
-    for out in outputs:
-        last[id(out)] = len(order)
-    frees: list[list[int]] = [[] for _ in order]
-    for node_id, i in last.items():
-        if i < len(order):
-            frees[i].append(node_id)
-    return Schedule(tuple(order), tuple((node, tuple(f), _op_of(node)) for node, f in zip(order, frees)))
-
-
-def _op_of(node: Expr) -> Op | None:
-    return node.target if isinstance(node, Call) and isinstance(node.target, Op) else None
+    frees = last_reads([[id(c) for c in operands(node)] for node in order], [id(o) for o in outputs])
+    return Schedule(tuple(order), tuple(zip(order, frees)))
 
 
 def pending_order(root: Expr, known: Container[int]) -> list[Expr]:

@@ -4,10 +4,14 @@ The visitor walks a scope's schedule (post-order, operands first) over an enviro
 keyed by ``id(expr)``, so a shared sub-DAG is evaluated once; each value is dropped after
 its last reader unless the caller keeps the whole table. Function calls run the callee in
 a fresh environment; loops run their variant body nodes once per iteration over values
-of the invariant frontier computed once, before the loop.
+of the invariant frontier computed once, before the loop. What is static about a node —
+its op dispatch, its operands' weak scalars, its value's layout — is decided by the shared
+rules of ``tfexec.semantics``, once per call site.
 """
 
+import copy
 import sys
+import weakref
 from collections.abc import Callable
 from typing import Literal
 
@@ -15,54 +19,26 @@ import torch
 
 from tfexec.api_checks import public
 from tfexec.errors import EvalError, TfexecError
-from tfexec.evaluator.context import EvaluateContext
-from tfexec.evaluator.registry import (
-    Apply,
-    Handler,
-    dispatch_error,
-    eval_registry,
-    expr_attribute_error,
-    missing_handler_error,
-    rule_apply,
-)
-from tfexec.evaluator.runtime import (
-    bind_inputs,
-    call_bindings,
-    const_tensor_value,
-    index_value,
-    materialize_constant,
-    rebind,
-    trip_count,
-    unbound_var_error,
-)
-from tfexec.evaluator.schedule import (
-    Schedule,
-    build_schedule,
-    function_schedule,
-    loop_schedule,
-    pending_order,
-)
-from tfexec.evaluator.value import TensorValue, TupleValue, Value, to_python
-from tfexec.ir.describe import describe_expr
-from tfexec.ir.expr import (
-    Call,
-    Constant,
-    ConstTensor,
-    Expr,
-    Function,
-    GridRegionExpr,
-    Tuple,
-    TupleGetItem,
-    Var,
-)
-from tfexec.ir.graph import loop_plan
+from tfexec.ir.expr import Call, Constant, ConstTensor, Expr, Function, GridRegionExpr, Tuple, TupleGetItem, Var
+from tfexec.ir.graph import MAX_NESTING, loop_plan
 from tfexec.ir.ops.base import Op
-from tfexec.keys import ScopeKeys, function_keys, is_reported, loop_keys
 from tfexec.loading import LoadedModule
+from tfexec.semantics import messages
+from tfexec.semantics.binding import bind_inputs, call_bindings, check_return
+from tfexec.semantics.constants import const_tensor_value, index_value, materialize_constant
+from tfexec.semantics.context import EvaluateContext
+from tfexec.semantics.dispatch import CallPlan, apply_handler, apply_kernel, assemble, holes_of, plan_call, raw
+from tfexec.semantics.keys import ScopeKeys, function_keys, is_reported, iteration_prefix, loop_keys
+from tfexec.semantics.layouts import StaticLayouts, function_layouts
+from tfexec.semantics.loops import trip_count
+from tfexec.semantics.targets import resolve_target, target_name
+from tfexec.semantics.values import TensorValue, TupleValue, Value, relabel, to_python, type_of_data
+from tfexec.evaluator.schedule import Schedule, build_schedule, function_schedule, loop_schedule, pending_order
 from tfexec.visitor import ExprVisitor
 
 LoopKeys = Literal["collapse", "expand"]
 _NODE_CLASSES: tuple[type, ...] = (Var, Constant, ConstTensor, Call, Tuple, TupleGetItem, GridRegionExpr)
+Method = Callable[["EvaluatorVisitor", Expr, EvaluateContext], Value]
 
 
 class EvaluatorVisitor(ExprVisitor[Value]):
@@ -70,29 +46,51 @@ class EvaluatorVisitor(ExprVisitor[Value]):
 
     ``table``, when given, receives every reported node's value under its node key (and
     nothing is freed); ``loops="expand"`` also records loop-body values per iteration.
+
+    Every method below may be overridden in a subclass; the walk calls the override for
+    every node of its class, in callees and loop bodies too (they are evaluated by a shallow
+    copy of this visitor, ``spawn``, with a fresh environment)::
+
+        run_function(fn, args, ctx)          bind the parameters, run fn's schedule
+        └─ run_schedule(schedule, ctx)       each node once, operands first; free after last read
+           ├─ visit_Var(var, ctx)            a Var this scope does not bind: an error
+           ├─ visit_Constant(const, ctx)     a literal, made on the run's device
+           ├─ visit_ConstTensor(node, ctx)   a module weight, read from the loaded module
+           ├─ visit_Tuple(node, ctx)
+           ├─ visit_TupleGetItem(node, ctx)
+           ├─ visit_Call(call, ctx)
+           │  ├─ call_op(call, op, ctx)             dispatch through eval_registry (spec §3)
+           │  └─ call_function(call, callee, ctx)   a fresh environment: spawn().run_function
+           └─ visit_GridRegionExpr(region, ctx)     the loop (spec §5): spawn().run_schedule per iteration
     """
 
-    def __init__(
-        self,
-        *,
-        table: dict[str, Value] | None = None,
-        prefix: str = "",
-        loops: LoopKeys = "collapse",
-        active: frozenset[int] = frozenset(),
-    ) -> None:
+    def __init__(self, *, table: dict[str, Value] | None = None, prefix: str = "", loops: LoopKeys = "collapse") -> None:
         super().__init__()
         self.table = table
         self.prefix = prefix
         self.loops = loops
         self.keys: ScopeKeys | None = None
-        self.active = active
+        self.layouts = StaticLayouts()
+        """The static layout of every node this visitor evaluates (shared per function)."""
+        self.plans: dict[int, CallPlan] = {}
+        """Each op call site's dispatch plan, by ``id`` of the call (shared per function)."""
+        self.active: frozenset[int] = frozenset()
+        self.depth = 0
         self._pins: dict[int, Expr] = {}
-        # Unbound functions, looked up on the class: bound methods stored on ``self`` would
-        # make a reference cycle keeping the visitor (and its memo) alive until a gc pass.
+        # Unbound functions, looked up on the class (so overrides count): bound methods stored
+        # on ``self`` would make a reference cycle keeping the visitor and its memo alive.
         cls = type(self)
-        self._methods: dict[type, Callable[["EvaluatorVisitor", Expr, EvaluateContext], Value]] = {
-            node_cls: getattr(cls, "visit_" + node_cls.__name__) for node_cls in _NODE_CLASSES
-        }
+        self._methods: dict[type, Method] = {c: getattr(cls, "visit_" + c.__name__) for c in _NODE_CLASSES}
+
+    def spawn(self, prefix: str, table: dict[str, Value] | None) -> "EvaluatorVisitor":
+        """A visitor like this one with a fresh environment: it evaluates a callee or a loop body."""
+        child = copy.copy(self)
+        child.memo = {}
+        child._pins = {}
+        child.prefix = prefix
+        child.table = table
+        child.depth = self.depth + 1
+        return child
 
     # -- walking a scope -------------------------------------------------------------
 
@@ -117,35 +115,31 @@ class EvaluatorVisitor(ExprVisitor[Value]):
 
     def run_schedule(self, schedule: Schedule, ctx: EvaluateContext) -> None:
         """Evaluate every step not yet bound, freeing values after their last reader."""
-        memo, methods, keep = self.memo, self._methods, self.table is not None
-        keys, table = self.keys, self.table
-        for node, frees, op in schedule.steps:
+        memo, methods, table, keys = self.memo, self._methods, self.table, self.keys
+        for node, frees in schedule.steps:
             if id(node) not in memo:
-                if op is not None:  # an op call: visit_Call's dispatch, without its frame (hot path)
-                    value = dispatch(node, op, tuple([memo[id(a)] for a in node.args]), ctx)  # type: ignore[union-attr, arg-type]
-                else:
-                    value = methods[type(node)](self, node, ctx)
-                memo[id(node)] = value
+                value = memo[id(node)] = methods[type(node)](self, node, ctx)
                 if table is not None and keys is not None and is_reported(node):
-                    table[f"{self.prefix}/{keys.local[id(node)]}"] = value
-            if not keep:
+                    table[keys.key(self.prefix, node)] = value
+            if table is None:
                 for node_id in frees:
                     memo.pop(node_id, None)
 
     def run_function(self, fn: Function, args: list[Value], ctx: EvaluateContext) -> Value:
         """Bind ``args`` to ``fn``'s parameters in this (fresh) environment and evaluate its body."""
-        schedule = function_schedule(fn)
-        self.keys = function_keys(fn, schedule.order)
+        self.keys = function_keys(fn)
+        self.layouts = function_layouts(fn)
+        self.plans = _function_plans(fn)
         self.active = self.active | {id(fn)}
         for param, arg in zip(fn.params, args):
-            self.memo[id(param)] = rebind(arg, param)
-        self.run_schedule(schedule, ctx)
+            self.memo[id(param)] = relabel(arg, self.layouts.of(param))
+        self.run_schedule(function_schedule(fn), ctx)
         return self.memo[id(fn.body)]
 
     # -- nodes --------------------------------------------------------------------------
 
     def visit_Var(self, var: Var, ctx: EvaluateContext) -> Value:
-        raise unbound_var_error(var)
+        raise messages.unbound_var(var)
 
     def visit_Constant(self, const: Constant, ctx: EvaluateContext) -> Value:
         return materialize_constant(const, ctx.device)
@@ -159,50 +153,72 @@ class EvaluatorVisitor(ExprVisitor[Value]):
     def visit_TupleGetItem(self, node: TupleGetItem, ctx: EvaluateContext) -> Value:
         inner = self.memo[id(node.tuple)]
         if not isinstance(inner, TupleValue):
-            raise EvalError(f"{describe_expr(node)}: projection [{node.index}] of a tensor, not a tuple")
+            raise messages.projection_of_tensor(node)
         if node.index >= len(inner.elements):
-            raise EvalError(
-                f"{describe_expr(node)}: index {node.index} is out of range for a {len(inner.elements)}-tuple"
-            )
+            raise messages.projection_out_of_range(node, len(inner.elements))
         return inner.elements[node.index]
 
     def visit_Call(self, call: Call, ctx: EvaluateContext) -> Value:
-        memo = self.memo
-        args = tuple([memo[id(a)] for a in call.args])
         target = call.target
         if isinstance(target, Function):
-            return self._call_function(call, target, args, ctx)
-        return dispatch(call, target, args, ctx)
+            return self.call_function(call, target, ctx)
+        return self.call_op(call, target, ctx)
 
-    def _call_function(self, call: Call, callee: Function, args: tuple[Value, ...], ctx: EvaluateContext) -> Value:
+    def call_op(self, call: Call, op: Op, ctx: EvaluateContext) -> Value:
+        """Dispatch an op call through ``eval_registry`` (spec §3): every failure, a missing
+        handler included, is an ``EvalError`` prefixed by ``describe_expr(call)``."""
+        plan = self.plans.get(id(call))
+        if plan is None or not plan.current:
+            plan = self.plans[id(call)] = plan_call(call, op, [self.layouts.of(a) for a in call.args])
+        memo = self.memo
+        values = [memo[id(a)] for a in call.args]
+        if plan.refusal is not None:
+            raise plan.refusal
+        if plan.kernel is None:
+            return apply_handler(plan, ctx, values)
+        try:
+            if plan.direct:
+                data = apply_kernel(plan, ctx, [v.data if v.__class__ is TensorValue else raw(v) for v in values])
+            else:
+                data = apply_kernel(plan, ctx, assemble(plan.views, holes_of(plan.views, values, [])))
+            return TensorValue(data, type_of_data(data, plan.layout))
+        except Exception as exc:  # every failure surfaces as EvalError (spec §3)
+            raise messages.dispatch_failed(call, exc) from exc
+
+    def call_function(self, call: Call, callee: Function, ctx: EvaluateContext) -> Value:
+        """Evaluate ``callee``'s body on the call's arguments in a fresh environment (spec §4),
+        after checking them against its parameters (hir §1.1)."""
         if id(callee) in self.active:
-            raise EvalError(f"{describe_expr(call)}: recursive call of {callee.name} is not supported")
+            raise messages.recursive_call(call, callee)
+        if self.depth >= MAX_NESTING:
+            raise messages.nesting_too_deep(call)
+        args = [self.memo[id(a)] for a in call.args]
         dims = call_bindings(call, callee, args)
-        path = self.keys.callee_path[id(call)] if self.keys is not None else callee.name
-        child = EvaluatorVisitor(table=self.table, prefix=f"{self.prefix}/{path}", loops=self.loops, active=self.active)
-        callee_ctx = EvaluateContext(loaded_module=ctx.loaded_module, device=ctx.device, dim_bindings=dims)
-        return child.run_function(callee, list(args), callee_ctx)
+        prefix = self.keys.callee_prefix(self.prefix, call) if self.keys is not None else callee.name
+        return self.spawn(prefix, self.table).run_function(callee, args, ctx.scoped(dims))
 
     def visit_GridRegionExpr(self, region: GridRegionExpr, ctx: EvaluateContext) -> Value:
         """Run the loop (spec §5): phis start at ``init_args`` and take each iteration's yields."""
+        if self.depth >= MAX_NESTING:
+            raise messages.nesting_too_deep(region)
         plan = loop_plan(region)
         schedule = loop_schedule(region)
         n = trip_count(region, ctx)
         frontier = {id(f): self.memo[id(f)] for f in plan.frontier}
         carries = [self.memo[id(a)] for a in region.init_args]
         expand = self.table is not None and self.loops == "expand" and self.keys is not None
-        body_keys = loop_keys(region, plan.schedule) if expand else None
+        loop_key = self.keys.key(self.prefix, region) if expand and self.keys is not None else ""
+        child = self.spawn(self.prefix, self.table if expand else None)
+        child.keys = loop_keys(region)
+        phi_layouts = [self.layouts.of(phi) for phi in region.carried_args]
         last: Value | None = None
-        # One visitor for the body, its environment fresh each iteration.
-        child = EvaluatorVisitor(table=self.table if expand else None, prefix=self.prefix, loops=self.loops, active=self.active)
-        child.keys = body_keys
         for i in range(n):
-            if expand and self.keys:
-                child.prefix = f"{self.prefix}/{self.keys.local[id(region)]}[{i}]"
+            if expand:
+                child.prefix = iteration_prefix(loop_key, i)
             env = child.memo = dict(frontier)
             env[id(region.induction_var)] = index_value(i, ctx.device)
-            for phi, value in zip(region.carried_args, carries):
-                env[id(phi)] = rebind(value, phi)
+            for phi, value, layout in zip(region.carried_args, carries, phi_layouts):
+                env[id(phi)] = relabel(value, layout)
             child.run_schedule(schedule, ctx)
             outs = [env[id(r)] for r in plan.roots]
             if region.carried_args:
@@ -211,80 +227,19 @@ class EvaluatorVisitor(ExprVisitor[Value]):
                 last = outs[0]
         if not region.carried_args:
             assert last is not None
-            return _plain(last)
-        finals = [rebind(c, phi) for c, phi in zip(carries, region.carried_args)]
-        return finals[0] if len(finals) == 1 else TupleValue(tuple(finals))
+            return relabel(last, self.layouts.of(region))
+        result = carries[0] if len(carries) == 1 else TupleValue(tuple(carries))
+        return relabel(result, self.layouts.of(region))
 
 
-def _plain(value: Value) -> Value:
-    """A loop result is an ordinary value: never a weak scalar, at any depth of a tuple."""
-    if isinstance(value, TensorValue):
-        return TensorValue(value.data, value.type) if value.scalar is not None else value
-    assert isinstance(value, TupleValue)
-    return TupleValue(tuple(_plain(v) for v in value.elements))
+def _function_plans(fn: Function) -> dict[int, CallPlan]:
+    plans = _PLANS.get(fn)
+    if plans is None:
+        plans = _PLANS[fn] = {}
+    return plans
 
 
-_DISPATCH: "dict[type, tuple[int, Handler | None, Apply | None]]" = {}
-"""Per op class: the registry version, its handler and, for a value rule, the rule's apply."""
-
-
-def dispatch(call: Call, op: Op, args: tuple[Value, ...], ctx: EvaluateContext) -> Value:
-    """Dispatch one op call through ``eval_registry`` (spec §3): every failure, a missing
-    handler included, is an ``EvalError`` prefixed by ``describe_expr(call)``.
-
-    A handler made by ``value_rule`` is applied without building the per-dispatch context
-    (``rule_apply``: same value, no allocation on the visitor's hottest path); a plain
-    ``register_eval`` handler receives ``ctx.for_op(...)`` as the spec says.
-    """
-    cls = type(op)
-    entry = _DISPATCH.get(cls)
-    if entry is None or entry[0] != eval_registry.version:
-        found = eval_registry.lookup(cls)
-        entry = _DISPATCH[cls] = (eval_registry.version, found, None if found is None else rule_apply(found))
-    _, handler, apply = entry
-    if handler is None:
-        raise missing_handler_error(call)
-    n = len(args)
-    if n < cls.min_args or (cls.max_args is not None and n > cls.max_args):
-        raise EvalError(f"{describe_expr(call)}: {op.arity_error(n)}")
-    if apply is not None:
-        try:
-            return apply(op, args, ctx)
-        except Exception as exc:  # every failure surfaces as EvalError (spec §3)
-            raise dispatch_error(call, exc) from exc
-    bad_attribute = expr_attribute_error(call, op)
-    if bad_attribute is not None:
-        raise bad_attribute
-    try:
-        value = handler(ctx.for_op(op, args, call.checked_type))
-    except Exception as exc:  # every failure surfaces as EvalError (spec §3)
-        raise dispatch_error(call, exc) from exc
-    if not isinstance(value, (TensorValue, TupleValue)):
-        raise EvalError(f"{describe_expr(call)}: the handler for {type(op).__name__} returned {type(value).__name__}, not a Value")
-    return value
-
-
-def resolve_target(target: "Function | LoadedModule") -> "tuple[Function, LoadedModule | None]":
-    """The function a target runs and the loaded module supplying its constants."""
-    if isinstance(target, Function):
-        return target, None
-    if isinstance(target, LoadedModule):
-        entry = target.entry
-        if entry is None:
-            raise EvalError(
-                f"loaded module {target.name!r} has no entry, so it has no default step; select one with "
-                ".function(name) or .child(name)"
-            )
-        return entry, target
-    raise TypeError(f"evaluate() takes a Function or a LoadedModule, got {type(target).__name__}")
-
-
-def target_name(target: object) -> str:
-    """A short name of an evaluation target for messages that concern the whole run."""
-    if isinstance(target, Function):
-        return describe_expr(target)
-    name = getattr(target, "name", None)
-    return f"loaded module {name}" if isinstance(name, str) else type(target).__name__
+_PLANS: "weakref.WeakKeyDictionary[Function, dict[int, CallPlan]]" = weakref.WeakKeyDictionary()
 
 
 def evaluate_value(
@@ -296,7 +251,9 @@ def evaluate_value(
     values, device, dims = bind_inputs(fn, inputs)
     ctx = EvaluateContext(loaded_module=loaded, device=device, dim_bindings=dims)
     visitor = EvaluatorVisitor(table=table, prefix=fn.name, loops=loops)
-    return visitor.run_function(fn, values, ctx)
+    result = visitor.run_function(fn, values, ctx)
+    check_return(fn, result, dims)
+    return result
 
 
 @public
@@ -304,7 +261,8 @@ def evaluate(target: "Function | LoadedModule", *inputs: object) -> "torch.Tenso
     """Evaluate ``target`` on ``inputs`` (spec §2): a tensor, or a tuple for a tuple result.
 
     Inputs are bound to the parameters in order and cast to their dtypes; the run happens
-    on the inputs' device (torch's default when no input is a tensor).
+    on the inputs' device (torch's default when no input is a tensor). A result that does
+    not fit the function's declared return type is an ``EvalError`` naming the function.
     """
     try:
         return to_python(evaluate_value(target, inputs))

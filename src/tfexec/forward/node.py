@@ -1,12 +1,13 @@
 """``ForwardNode``: one forward-only SSA node over the slots that precede it.
 
 The Lean original is ``ForwardNode α Γ τ``: a closure over the context ``Γ`` of earlier
-values with its output shape ``τ`` in its type. Here the context is the list of values
-computed so far, the closure reads it only through ``Slot``s (checked indices, the Lean
-``Idx``), and the output type is a field the runtime checker can verify.
+values with its output shape ``τ`` in its type. Here a node is *what* it computes (an op
+applied to its reads, a constant, a loop over a nested body, … — ``tfexec.forward.kinds``),
+the ``Read``s it declares (checked indices into earlier slots, the Lean ``Idx``) and its
+declared output type. The run loop hands the node exactly the values of its reads; a node
+never sees the context, so it cannot read anything it did not declare.
 """
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -14,42 +15,42 @@ from tfexec.ir.expr import Expr
 from tfexec.ir.types import Type
 
 if TYPE_CHECKING:
-    from tfexec.evaluator.context import EvaluateContext
+    from tfexec.forward.kinds import NodeKind
 
 
 @dataclass(frozen=True, slots=True)
-class Slot:
-    """A checked index into a forward context; only ``ForwardData.slot`` makes them."""
+class Read:
+    """A read of slot ``slot``'s value, or of field ``path`` of it (a tuple-valued slot)."""
 
-    index: int
+    slot: int
+    path: tuple[int, ...] = ()
 
-
-NodeFn = Callable[[list[object], "EvaluateContext"], object]
-"""A node's closure: ``fn(values_so_far, ctx) -> value``."""
+    def __str__(self) -> str:
+        return f"%{self.slot}" + "".join(f"[{i}]" for i in self.path)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class ForwardNode:
-    """One lowered node: its closure, the slots it reads, its declared output type (None for
-    plumbing such as a function-boundary check), its node key, and the HIR node it came from.
+    """One lowered node.
 
-    ``dispatch`` marks an op dispatch: a failure inside it becomes the same ``EvalError`` the
-    visitor raises for that call (prefixed by ``describe_expr``).
+    ``what`` is what it computes from the values of ``reads`` (in order); ``type`` its
+    declared output type (``None`` only for a node that always fails); ``key`` its node key
+    when its value goes in the per-node table; ``source`` the HIR node it came from;
+    ``scope`` the dim scope whose ``DimVar`` sizes it sees (0: the entry function's; an
+    inlined call opens a new one).
     """
 
-    fn: NodeFn
-    reads: tuple[Slot, ...]
+    what: "NodeKind"
+    reads: tuple[Read, ...]
     type: Type | None
     key: str | None
-    source: Expr | None
-    dispatch: bool = False
-    label: str = ""
-    body: object | None = None
-    """For a loop node, the lowered body (a ``tfexec.forward.graph.Body``) it runs per iteration."""
-    plain: "tuple[Callable[..., object], tuple[int, ...]] | None" = None
-    """When the node is a tensor function applied to slots (``f(v[a], v[b])``), that function
-    and those slots: the run loop then calls it directly, without ``fn``'s frame. ``fn``
-    computes the same thing."""
+    source: Expr
+    scope: int = 0
+
+    @property
+    def label(self) -> str:
+        """A short name for listings and errors: the key, else what the node computes."""
+        return self.key or self.what.describe()
 
     def __repr__(self) -> str:
-        return f"ForwardNode({self.label or self.key}, reads={[s.index for s in self.reads]}, type={self.type})"
+        return f"ForwardNode({self.label}, reads=[{', '.join(map(str, self.reads))}], type={self.type})"

@@ -7,7 +7,9 @@ boundaries, tuple projections) are drawn small; loop bodies are subgraphs.
 from collections.abc import Sequence
 from typing import Literal
 
-from tfexec.forward.graph import Body, ForwardGraph
+from tfexec.forward.graph import ForwardGraph
+from tfexec.forward.kinds import RunLoop
+from tfexec.forward.run import Body
 from tfexec.forward.node import ForwardNode
 from tfexec.ir.describe import op_label
 
@@ -15,7 +17,7 @@ PictureFormat = Literal["mermaid", "dot"]
 
 
 def _label(node: ForwardNode) -> str:
-    op = op_label(node.source) if node.source is not None else "plumbing"
+    op = op_label(node.source)
     name = (node.key or "").rsplit("/", 1)[-1]
     kind = f"{name} = {op}" if name and not name.startswith("%") else op
     return f"{kind}: {node.type}" if node.type is not None else kind
@@ -55,11 +57,11 @@ def _body(
         else:
             style = ", style=dashed" if node.type is None else ""
             lines.append(f'  {name} [label="{text}"{style}];')
-        for slot in node.reads:
-            if slot.index < len(names):
-                lines.append(f"  {names[slot.index]} --> {name}" if fmt == "mermaid" else f"  {names[slot.index]} -> {name};")
-        if isinstance(node.body, Body):
-            _loop(node, node.body, name, lines, fmt, counter)
+        for read in node.reads:
+            if read.slot < len(names):
+                lines.append(f"  {names[read.slot]} --> {name}" if fmt == "mermaid" else f"  {names[read.slot]} -> {name};")
+        if isinstance(node.what, RunLoop):
+            _loop(node, node.what.body, name, lines, fmt, counter)
         names.append(name)
 
 

@@ -9,18 +9,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, TypeAlias, Union, get_args
 
-from tfexec.errors import TfexecError
+from tfexec.errors import DimError as DimError
 
 DimOpName = Literal["add", "sub", "mul", "floordiv", "mod", "min", "max"]
 DIM_OPS: tuple[str, ...] = get_args(DimOpName)
 _SYMBOL = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "mod": "%"}
 
 
-class DimError(TfexecError, ValueError):
-    """A dim could not be resolved (unbound name, division by zero, unknown operator).
-
-    It is also a ``ValueError``, the usual Python error for a bad value.
-    """
 
 
 def apply_dim_op(op: str, a: int, b: int) -> int:

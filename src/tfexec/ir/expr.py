@@ -7,6 +7,7 @@ ill-typed program can always be built. Nothing on a node recurses over the graph
 rebuilding a DAG is ``ExprMutator``'s job).
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias, Union
 
@@ -14,6 +15,7 @@ import torch
 
 from tfexec.errors import IRConstructionError
 from tfexec.ir.dims import ShapeDim, is_shape_dim
+from tfexec.ir.dtypes import DType
 from tfexec.ir.ops.base import Op
 from tfexec.ir.span import Span
 from tfexec.ir.types import TensorType, TupleType, Type
@@ -96,6 +98,37 @@ class Var(_Node):
 ConstantValue: TypeAlias = Union[bool, int, float, torch.Tensor]
 
 
+def _torch_iinfo(dtype: DType) -> torch.iinfo:
+    return torch.iinfo(dtype.torch)
+
+
+def weak_constant_error(value: object, t: TensorType) -> str | None:
+    """Why ``value`` cannot be a weak constant of type ``t``, or None.
+
+    A weak constant promotes by its Python kind (core-ir §2) and its type rule by its dtype,
+    so the two must name the same thing: a rank-0 type whose dtype is of the value's kind
+    (``b1`` for a bool, an integer dtype holding the int, a floating dtype for a float).
+    """
+    if isinstance(value, torch.Tensor):
+        return "weak=True needs a Python bool, int or float; a tensor constant is never weak"
+    if t.rank != 0:
+        return f"a weak constant must have a rank-0 type, found {t}"
+    dtype = t.dtype
+    if isinstance(value, bool):
+        fits = dtype is DType.bool
+    elif isinstance(value, int):
+        fits = dtype.is_integral and _torch_iinfo(dtype).min <= value <= _torch_iinfo(dtype).max
+    else:
+        fits = dtype.is_floating
+    if fits:
+        return None
+    kind = type(value).__name__
+    return (
+        f"weak constant {value!r} (a Python {kind}) cannot have type {t}: a weak scalar promotes by its Python "
+        f"kind, so its dtype must be of that kind and hold it (the builders use b1, i64 and f32)"
+    )
+
+
 @dataclass(frozen=True, eq=False, slots=True, weakref_slot=True)
 class Constant(_Node):
     """A literal (core-ir §2); ``weak`` constants promote like torch Python scalars."""
@@ -111,6 +144,10 @@ class Constant(_Node):
         _require("Constant", "value", self.value, (bool, int, float, torch.Tensor), "a bool, int, float or torch.Tensor")
         _require("Constant", "type", self.type, TensorType, "a TensorType")
         _require("Constant", "weak", self.weak, bool, "a bool")
+        if self.weak:
+            why = weak_constant_error(self.value, self.type)
+            if why is not None:
+                raise IRConstructionError(f"Constant: {why}")
 
     def __repr__(self) -> str:
         shown = self.value if not isinstance(self.value, torch.Tensor) else f"tensor{tuple(self.value.shape)}"
@@ -267,6 +304,15 @@ class Function:
         return f"Function({self.name}, {len(self.params)} params)"
 
     def __str__(self) -> str:
-        from tfexec.text.printer import print_ir
+        return _printer(self) if _printer is not None else repr(self)
 
-        return print_ir(self)
+
+_printer: "Callable[[Function], str] | None" = None
+"""How ``str(function)`` prints: the text form, installed by ``tfexec.text`` (``ir`` imports
+nothing above it)."""
+
+
+def set_function_printer(printer: "Callable[[Function], str]") -> None:
+    """Install the printer ``str(function)`` uses (``tfexec.text`` installs ``print_ir``)."""
+    global _printer
+    _printer = printer

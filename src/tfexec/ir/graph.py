@@ -30,6 +30,17 @@ class LoopPlan:
 
 _PLANS: "weakref.WeakKeyDictionary[GridRegionExpr, LoopPlan]" = weakref.WeakKeyDictionary()
 
+MAX_NESTING = 128
+"""How deep function calls and loops may nest (counted together). Type inference and both
+evaluation routes refuse the call or loop that would go deeper, naming it: past this,
+Python's own stack could run out in one of them before the others."""
+
+NESTING_REFUSED = (
+    f"function calls and loops nest more than {MAX_NESTING} deep here; tfexec refuses deeper nesting "
+    "(inline some calls or loops)"
+)
+"""Why a call or loop past ``MAX_NESTING`` is refused (after ``describe_expr`` of it)."""
+
 
 def operands(expr: Expr) -> tuple[Expr, ...]:
     """The nodes ``expr`` reads in its own scope (a loop reads its inits and its frontier)."""
@@ -146,4 +157,4 @@ def use_counts(order: list[Expr], outputs: Iterable[Expr]) -> dict[int, int]:
     return counts
 
 
-__all__ = ["LoopPlan", "loop_plan", "loop_roots", "operands", "post_order", "use_counts"]
+__all__ = ["MAX_NESTING", "NESTING_REFUSED", "LoopPlan", "loop_plan", "loop_roots", "operands", "post_order", "use_counts"]

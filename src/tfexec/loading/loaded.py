@@ -43,8 +43,10 @@ class _MappingSource(_Source):
             return self.mapping[name]
         except KeyError:
             raise ModuleLoadError(f"constant {name} is missing from the reading") from None
-        except (OSError, RuntimeError, ValueError, TypeError) as exc:  # a lazy mapping failing to produce it
-            raise ModuleLoadError(f"constant {name}: the reading failed to produce it: {exc}") from exc
+        except Exception as exc:  # a lazy mapping failing to produce it, however it fails
+            raise ModuleLoadError(
+                f"constant {name}: the reading failed to produce it: {type(exc).__name__}: {exc}"
+            ) from exc
 
 
 class _FileSource(_Source):

@@ -29,10 +29,11 @@ import torch.distributed as dist
 from safetensors import safe_open
 
 from tfexec.errors import EvalError
-from tfexec.evaluator.context import EvaluateContext
-from tfexec.evaluator.runtime import bind_inputs, const_tensor_value
-from tfexec.evaluator.value import TensorValue, TupleValue, Value
-from tfexec.evaluator.visitor import resolve_target
+from tfexec.semantics.binding import bind_inputs
+from tfexec.semantics.constants import const_tensor_value
+from tfexec.semantics.context import EvaluateContext
+from tfexec.semantics.targets import resolve_target
+from tfexec.semantics.values import TensorValue, TupleValue, Value
 from tfexec.ir.describe import describe_expr
 from tfexec.ir.expr import ConstTensor, Function, Var
 from tfexec.ir.types import Mesh, ShardLayout

@@ -26,8 +26,8 @@ from torch.distributed.device_mesh import DeviceMesh
 from torch.distributed.tensor import DTensor, distribute_tensor
 from torch.distributed.tensor import Replicate as DReplicate
 
-from tfexec.evaluator.registry import reason_of
-from tfexec.evaluator.value import TensorValue, TupleValue, Value
+from tfexec.semantics.messages import reason_of
+from tfexec.semantics.values import TensorValue, TupleValue, Value
 from tfexec.evaluator.visitor import evaluate_value
 from tfexec.ir.describe import describe_expr
 from tfexec.ir.expr import Function

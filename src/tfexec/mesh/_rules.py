@@ -35,10 +35,11 @@ from torch.distributed.tensor import Shard as DShard
 from torch.distributed.tensor.placement_types import Placement
 
 from tfexec.errors import EvalError, TfexecError
-from tfexec.evaluator.context import EvaluateContext
-from tfexec.evaluator.handlers.common import as_tensor
-from tfexec.evaluator.registry import Handler, eval_registry, reason_of
-from tfexec.evaluator.value import TensorValue, TupleValue, Value, kernel_arg, type_of_data
+from tfexec.semantics.context import EvaluateContext
+from tfexec.semantics.messages import reason_of
+from tfexec.semantics.registry import Handler, eval_registry, kernel_operand
+from tfexec.semantics.rules.common import as_tensor
+from tfexec.semantics.values import TensorValue, TupleValue, Value, type_of_data
 from tfexec.ir.ops.distribution import Local, Reshard
 from tfexec.ir.types import Mesh, ShardLayout, Split
 from tfexec.mesh._layouts import split_axis_error, uneven_split
@@ -202,7 +203,7 @@ def _reshard(state: MeshState, base: Handler) -> Handler:
                 f"reshard to {target} of a per-participant value (it depends on local of a split value): such a "
                 "value has no logical value to distribute"
             )
-        data = as_tensor(ctx, kernel_arg(value))
+        data = as_tensor(ctx, kernel_operand(value))
         moved = state.distribute(data, target)
         return TensorValue(moved, type_of_data(moved, target))
 

@@ -9,12 +9,11 @@ from collections.abc import Sequence
 
 import torch
 
-from tfexec.evaluator.schedule import function_schedule
 from tfexec.ir.dims import DimExpr, DimVar
 from tfexec.ir.dtypes import DType
 from tfexec.ir.expr import Call, Constant, Expr, Function, GridRegionExpr, Tuple, TupleGetItem, Var
-from tfexec.ir.graph import loop_plan
-from tfexec.keys import ScopeKeys, function_keys, loop_keys
+from tfexec.ir.graph import function_order, loop_plan
+from tfexec.semantics.keys import ScopeKeys, function_keys, loop_keys
 
 
 def render(fn: Function) -> str:
@@ -29,9 +28,9 @@ def render(fn: Function) -> str:
         done.add(id(f))
         params = ", ".join(f"{p.name}: {p.type}" for p in f.params)
         lines.append(f"def {f.name}({params}){f' -> {f.ret_type}' if f.ret_type is not None else ''}:")
-        order = function_schedule(f).order
+        order = function_order(f)
         names: dict[int, str] = {}
-        _scope(order, function_keys(f, order), "", "    ", names, lines, pending)
+        _scope(order, function_keys(f), "", "    ", names, lines, pending)
         lines.append(f"    return {_ref(f.body, names)}")
     return "\n".join(lines)
 
@@ -71,7 +70,7 @@ def _scope(
             carries = ", ".join(f"{v.name}={_ref(i, names)}" for v, i in zip(e.carried_args, e.init_args))
             lines.append(f"{indent}{name} = grid(extent={e.extent}, index={e.induction_var.name}, carries=({carries})):")
             plan = loop_plan(e)
-            _scope(plan.schedule, loop_keys(e, plan.schedule), f"{name}/", indent + "    ", names, lines, pending)
+            _scope(plan.schedule, loop_keys(e), f"{name}/", indent + "    ", names, lines, pending)
             roots = ", ".join(_ref(r, names) for r in plan.roots)
             lines.append(f"{indent}    {'carry' if e.carried_args else 'value'}({roots})")
         else:

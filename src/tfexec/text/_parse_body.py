@@ -16,6 +16,7 @@ from tfexec.errors import ParseError, TfexecError
 from tfexec.infer import infer_types
 from tfexec.ir.dims import ShapeDim
 from tfexec.ir.dtypes import DType
+from tfexec.ir.expr import weak_constant_error
 from tfexec.ir.expr import Call, Constant, ConstTensor, Expr, Function, GridRegionExpr, Tuple, TupleGetItem, Var
 from tfexec.ir.ops.base import Op
 from tfexec.ir.ops.catalogue import OPS_BY_NAME
@@ -517,6 +518,11 @@ class FunctionParser:
             assert isinstance(dtype_value, DType)
             dtype = dtype_value
         span = src.span(node, binding)
+        if weak:
+            why = weak_constant_error(data if not isinstance(data, list) and "shape" not in kw else torch.zeros(()),
+                                      declared or TensorType((), dtype))
+            if why is not None:
+                raise src.error(node, why)
         if not isinstance(data, list) and "shape" not in kw:
             return Constant(data, declared or TensorType((), dtype), weak, span=span)
         try:

@@ -3,7 +3,7 @@
 An ``Op`` subclass is one operation kind; an instance holds one call's static attributes
 as frozen dataclass fields. Each subclass states its text spelling (``name``), its operand
 count (``arity``) and its type rule (``infer``). Value rules live apart, in
-``tfexec.evaluator.handlers``, registered against the class.
+``tfexec.semantics.rules``, registered against the class.
 
 An op class's docstring is its reference entry (``docs/ops.md``, ``tfexec ops NAME``): a
 summary, then ``Type rule:``, ``Value rule:``, ``Constraints:`` with labelled items
@@ -16,11 +16,10 @@ at its end: ``… [softmax (C2)]`` (``cite``).
 from dataclasses import dataclass, fields
 from typing import ClassVar, NamedTuple
 
+from tfexec.errors import TypeRuleError as TypeRuleError
 from tfexec.ir.types import Layout, ShardLayout, TensorType, Type
 
 
-class TypeRuleError(Exception):
-    """Raised by a type rule; ``infer_types`` prefixes it with ``describe_expr`` of the call."""
 
 
 class Operand(NamedTuple):
@@ -34,13 +33,24 @@ class Operand(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class Op:
-    """Base of every operation kind. Subclasses are frozen dataclasses of static attributes."""
+    """Base of every operation kind. Subclasses are frozen dataclasses of static attributes.
 
-    name: ClassVar[str] = ""
-    """The text-format spelling and builder name (``add``, ``reduce``)."""
+    A subclass that declares nothing gets its class name as ``name`` and takes any number of
+    operands; declare ``min_args``/``max_args`` to have the count checked (by inference and
+    by both evaluation routes, before any value rule runs).
+    """
+
+    name: ClassVar[str] = "Op"
+    """The text-format spelling and builder name (``add``, ``reduce``); the class name when
+    a subclass does not declare one."""
     min_args: ClassVar[int] = 0
-    max_args: ClassVar[int | None] = 0
-    """Operand count bounds (``max_args=None``: variadic)."""
+    max_args: ClassVar[int | None] = None
+    """Operand count bounds (``max_args=None``: any number)."""
+
+    def __init_subclass__(cls) -> None:
+        # (no super() call: dataclass(slots=True) rebuilds the class, which breaks super()'s cell)
+        if "name" not in cls.__dict__:
+            cls.name = cls.__name__
 
     def infer(self, args: tuple[Operand, ...]) -> Type:
         """Return the result type for operands of these types, or raise ``TypeRuleError``."""

@@ -32,6 +32,7 @@ class Full(Op):
     """
 
     name: ClassVar[str] = "full"
+    max_args: ClassVar[int | None] = 0
     shape: tuple[ShapeDim, ...] = ()
     value: bool | int | float = 0.0
     dtype: DType = DType.float32
@@ -67,6 +68,7 @@ class Arange(Op):
     """
 
     name: ClassVar[str] = "arange"
+    max_args: ClassVar[int | None] = 0
     extent: ShapeDim = 0
     dtype: DType = DType.int64
 

@@ -3,15 +3,15 @@ the run has no tensor input)."""
 
 import torch
 
-from tfexec.evaluator.context import EvaluateContext
-from tfexec.evaluator.handlers.common import resolve_shape
-from tfexec.evaluator.registry import Kernel, Layouts, value_rule
 from tfexec.ir.dims import resolve_dim
 from tfexec.ir.ops.creation import Arange, Full
+from tfexec.semantics.context import EvaluateContext
+from tfexec.semantics.registry import Arg, Kernel, value_rule
+from tfexec.semantics.rules.common import resolve_shape
 
 
 @value_rule(Full)
-def _full(op: Full, layouts: Layouts) -> Kernel:
+def _full(op: Full, args: tuple[Arg, ...]) -> Kernel:
     dtype = op.dtype.torch
 
     def run(ctx: EvaluateContext) -> torch.Tensor:
@@ -21,7 +21,7 @@ def _full(op: Full, layouts: Layouts) -> Kernel:
 
 
 @value_rule(Arange)
-def _arange(op: Arange, layouts: Layouts) -> Kernel:
+def _arange(op: Arange, args: tuple[Arg, ...]) -> Kernel:
     dtype = op.dtype.torch
 
     def run(ctx: EvaluateContext) -> torch.Tensor:

@@ -4,17 +4,17 @@
 import torch
 
 from tfexec.errors import EvalError
-from tfexec.evaluator.context import EvaluateContext
-from tfexec.evaluator.handlers.common import read_index
-from tfexec.evaluator.registry import Kernel, Layouts, value_rule
-from tfexec.evaluator.runtime import index_tensor
 from tfexec.ir.dims import DimError, apply_dim_op
 from tfexec.ir.ops.dimarith import DIM_OPS, DimOp
+from tfexec.semantics.constants import index_tensor
+from tfexec.semantics.context import EvaluateContext
+from tfexec.semantics.registry import Arg, Kernel, value_rule
+from tfexec.semantics.rules.common import read_index
 
 
 def _register(cls: type[DimOp]) -> None:
     @value_rule(cls)
-    def _rule(op: DimOp, layouts: Layouts) -> Kernel:
+    def _rule(op: DimOp, args: tuple[Arg, ...]) -> Kernel:
         name, dim_op = op.name, op.dim_op
 
         def run(ctx: EvaluateContext, a: object, b: object) -> torch.Tensor:

@@ -1,21 +1,19 @@
-"""Run-time rules both routes share: binding inputs, devices, constants, weights, function
-boundaries and loop trip counts. Each rule is written once here, so the visitor and the
-lowered graph accept and refuse exactly the same things with the same messages."""
+"""Binding values to variables, written once for both routes: a run's inputs to the entry's
+parameters (evaluator spec §2: count, device, dtype cast, rank, static dims, ``DimVar``
+bindings), a call's arguments to its callee's parameters (the Function-boundary rules of
+hir §1.1), and a function's result to its declared return type (the same rules)."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import torch
 
-from tfexec.errors import EvalError, TfexecError
-from tfexec.evaluator.context import EvaluateContext
-from tfexec.evaluator.value import TensorValue, TupleValue, Value
-from tfexec.ir.boundary import call_mismatch
+from tfexec.errors import EvalError
+from tfexec.ir.boundary import boundary_mismatch, call_mismatch
 from tfexec.ir.describe import describe_expr
-from tfexec.ir.dims import DimError, DimExpr, DimVar, resolve_dim
-from tfexec.ir.dtypes import DType
-from tfexec.ir.expr import Call, Constant, ConstTensor, Function, GridRegionExpr, Var
+from tfexec.ir.dims import DimError, DimExpr, DimVar, ShapeDim, resolve_dim
+from tfexec.ir.expr import Call, Function, Var
 from tfexec.ir.types import TensorType, TupleType, Type
-from tfexec.loading import LoadedModule
+from tfexec.semantics.values import TensorValue, TupleValue, Value, type_of_value
 
 
 def _param_label(fn: Function, index: int, param: Var) -> str:
@@ -124,31 +122,6 @@ def bind_inputs(fn: Function, inputs: Sequence[object]) -> tuple[list[Value], st
     return values, device, dims
 
 
-def type_of_value(value: Value) -> Type:
-    """The (concrete) type of a value."""
-    if isinstance(value, TensorValue):
-        return value.type
-    assert isinstance(value, TupleValue)
-    return TupleType(tuple(type_of_value(v) for v in value.elements))
-
-
-def rebind(value: Value, var: Var) -> Value:
-    """A value as bound to ``var``: it takes the var's declared layout(s) and is never weak."""
-    return _rebind(value, var.type)
-
-
-def _rebind(value: Value, declared: Type) -> Value:
-    if isinstance(value, TensorValue):
-        layout = declared.layout if isinstance(declared, TensorType) else None
-        if value.scalar is None and value.type.layout == layout:
-            return value
-        return TensorValue(value.data, value.type.with_layout(layout))
-    assert isinstance(value, TupleValue)
-    if not isinstance(declared, TupleType):
-        return value
-    return TupleValue(tuple(_rebind(v, t) for v, t in zip(value.elements, declared.fields)) + value.elements[len(declared.fields):])
-
-
 def call_bindings(call: Call, callee: Function, args: Sequence[Value]) -> dict[str, int]:
     """Check each argument against its parameter under the Function-boundary rules (hir §1.1)
     before the callee runs, and return the callee's fresh dim bindings."""
@@ -162,88 +135,13 @@ def call_bindings(call: Call, callee: Function, args: Sequence[Value]) -> dict[s
     return {k: v for k, v in bindings.items() if isinstance(v, int)}
 
 
-def materialize_constant(node: Constant, device: str | None) -> TensorValue:
-    """A ``Constant`` as a tensor of its type, created where the run happens (core-ir §2)."""
-    t = node.type
-    try:
-        if isinstance(node.value, torch.Tensor):
-            where = device if device is not None else torch.get_default_device()
-            data = node.value.to(device=where, dtype=t.dtype.torch, copy=True)
-            if tuple(data.shape) != t.shape:
-                raise EvalError(f"tensor of shape {list(data.shape)} does not match its type {t}")
-        else:
-            if t.rank != 0:
-                raise EvalError(f"a Python scalar constant must have a rank-0 type, found {t}")
-            data = torch.tensor(node.value, dtype=t.dtype.torch, device=device)
-    except TfexecError as exc:
-        raise EvalError(f"{describe_expr(node)}: {exc}") from None
-    except (RuntimeError, TypeError, ValueError, OverflowError) as exc:
-        raise EvalError(f"{describe_expr(node)}: cannot make {node.value!r} a {t}: {exc}") from exc
-    scalar = node.value if node.weak and not isinstance(node.value, torch.Tensor) else None
-    return TensorValue(data, TensorType(tuple(data.shape), t.dtype, t.layout), scalar=scalar)
-
-
-def _same_device(a: torch.device, b: torch.device) -> bool:
-    return a.type == b.type and (a.index == b.index or None in (a.index, b.index))
-
-
-def const_tensor_value(node: ConstTensor, ctx: EvaluateContext) -> TensorValue:
-    """A module constant, loaded lazily (at most once) from the run's loaded module and
-    refused at first use when it lives somewhere other than the run (spec §2)."""
-    loaded: "LoadedModule | None" = ctx.loaded_module
-    if loaded is None:
-        raise EvalError(
-            f"{describe_expr(node)}: constant {node.name} needs a loaded module; evaluate a LoadedModule "
-            "(LoadedModule.from_reading or load_module), or pass the weight as a parameter"
-        )
-    try:
-        data = loaded.constant(node.name, node.type)
-    except TfexecError as exc:
-        raise EvalError(f"{describe_expr(node)}: {exc}") from exc
-    run = torch.device(ctx.device) if ctx.device is not None else torch.get_default_device()
-    if not _same_device(data.device, run):
-        raise EvalError(
-            f"{describe_expr(node)}: weight {node.name} is on {data.device} but the inputs are on {run}; "
-            "tfexec never moves tensors: load the module on the inputs' device (load_module(path, device=...))"
-        )
-    return TensorValue(data, TensorType(tuple(data.shape), DType.from_torch(data.dtype), node.type.layout))
-
-
-def trip_count(region: GridRegionExpr, ctx: EvaluateContext) -> int:
-    """How many times a loop runs; a negative extent, or zero trips without carries, is an error."""
-    try:
-        n = resolve_dim(region.extent, ctx.dim_bindings)
-    except DimError as exc:
-        raise EvalError(f"{describe_expr(region)}: extent {region.extent}: {exc}") from None
-    if n < 0:
-        raise EvalError(f"{describe_expr(region)}: extent {region.extent} = {n} is negative")
-    if n == 0 and not region.carried_args:
-        raise EvalError(
-            f"{describe_expr(region)}: the loop runs zero times and has no carried values, so it has no value"
-        )
-    return n
-
-
-def index_tensor(i: int, device: str | None) -> torch.Tensor:
-    """A rank-0 int64 on the run's device: the induction variable's value, a ``dim_*`` result.
-
-    ``torch.scalar_tensor`` makes the same tensor as ``torch.tensor`` for an int64 in range,
-    at less than half the cost (this runs per loop iteration and per index op).
-    """
-    return torch.scalar_tensor(i, dtype=torch.int64, device=device)
-
-
-def index_value(i: int, device: str | None) -> TensorValue:
-    """The induction variable's value for iteration ``i``: a rank-0 int64 on the run's device."""
-    return TensorValue(index_tensor(i, device), _INDEX_TYPE)
-
-
-_INDEX_TYPE = TensorType((), DType.int64)
-
-
-def unbound_var_error(var: Var) -> EvalError:
-    """The error for a ``Var`` with no binding in the current environment."""
-    return EvalError(
-        f"{describe_expr(var)}: variable {var.name} is not bound here "
-        "(not a parameter, nor an index or carry of an enclosing loop)"
-    )
+def check_return(fn: Function, value: Value, dims: Mapping[str, int]) -> None:
+    """Refuse a result that does not fit ``fn``'s declared return type under the
+    Function-boundary rules (its ``DimVar``s as the inputs bound them), naming the function."""
+    declared = fn.ret_type
+    if declared is None:
+        return
+    bindings: dict[str, ShapeDim] = dict(dims)
+    why = boundary_mismatch(declared, type_of_value(value), bindings, "")
+    if why is not None:
+        raise EvalError(f"{describe_expr(fn)}: the result does not have the declared return type {declared}: {why}")

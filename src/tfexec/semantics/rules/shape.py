@@ -7,23 +7,25 @@ from collections.abc import Callable
 import torch
 
 from tfexec.errors import EvalError
-from tfexec.evaluator.context import EvaluateContext
-from tfexec.evaluator.handlers.common import as_tensor, axis_at, read_index, resolve_shape, static_sizes
-from tfexec.evaluator.registry import Kernel, Layouts, value_rule
 from tfexec.ir.dims import ShapeDim
 from tfexec.ir.ops.shape import BroadcastTo, Concat, Reshape, Slice, Take, Transpose
+from tfexec.semantics.context import EvaluateContext
+from tfexec.semantics.registry import Arg, Kernel, value_rule
+from tfexec.semantics.rules.common import as_tensor, axis_at, read_index, resolve_shape, static_sizes, tensor_kernel
 
 
 def _with_shape(
-    dims: tuple[ShapeDim, ...], body: Callable[[torch.Tensor, tuple[int, ...]], torch.Tensor]
+    dims: tuple[ShapeDim, ...], body: Callable[[torch.Tensor, tuple[int, ...]], torch.Tensor], args: tuple[Arg, ...]
 ) -> Kernel:
     """A one-operand kernel that needs concrete sizes: resolved now if static, else per run."""
     static = static_sizes(dims)
+    if static is not None:
+        return tensor_kernel(lambda x: body(x, static), args)
 
     def run(ctx: EvaluateContext, x: object) -> torch.Tensor:
-        return body(as_tensor(ctx, x), static if static is not None else _sizes(ctx, dims))
+        return body(as_tensor(ctx, x), _sizes(ctx, dims))
 
-    return Kernel(run, needs_ctx=True, tensor_fn=(lambda x: body(x, static)) if static is not None else None)
+    return Kernel(run, needs_ctx=True)
 
 
 def _sizes(ctx: EvaluateContext, dims: tuple[ShapeDim, ...]) -> tuple[int, ...]:
@@ -48,12 +50,12 @@ def _reshape(x: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
 
 
 @value_rule(Reshape)
-def _reshape_rule(op: Reshape, layouts: Layouts) -> Kernel:
-    return _with_shape(op.shape, _reshape)
+def _reshape_rule(op: Reshape, args: tuple[Arg, ...]) -> Kernel:
+    return _with_shape(op.shape, _reshape, args)
 
 
 @value_rule(Transpose)
-def _transpose(op: Transpose, layouts: Layouts) -> Kernel:
+def _transpose(op: Transpose, args: tuple[Arg, ...]) -> Kernel:
     perm = op.perm
 
     def permute(x: torch.Tensor) -> torch.Tensor:
@@ -62,10 +64,7 @@ def _transpose(op: Transpose, layouts: Layouts) -> Kernel:
             raise EvalError(f"transpose perm {perm} is not a permutation of the {x.dim()} axes of the value")
         return x.permute(norm)
 
-    def run(ctx: EvaluateContext, x: object) -> torch.Tensor:
-        return permute(as_tensor(ctx, x))
-
-    return Kernel(run, needs_ctx=True, tensor_fn=permute)
+    return tensor_kernel(permute, args)
 
 
 def _broadcast(x: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
@@ -76,24 +75,21 @@ def _broadcast(x: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
 
 
 @value_rule(BroadcastTo)
-def _broadcast_to(op: BroadcastTo, layouts: Layouts) -> Kernel:
-    return _with_shape(op.shape, _broadcast)
+def _broadcast_to(op: BroadcastTo, args: tuple[Arg, ...]) -> Kernel:
+    return _with_shape(op.shape, _broadcast, args)
 
 
 @value_rule(Concat)
-def _concat(op: Concat, layouts: Layouts) -> Kernel:
+def _concat(op: Concat, args: tuple[Arg, ...]) -> Kernel:
     def cat(*tensors: torch.Tensor) -> torch.Tensor:
         axis = axis_at("concat", op.axis, tensors[0].dim())
         return torch.cat(tensors, dim=axis)
 
-    def run(ctx: EvaluateContext, *xs: object) -> torch.Tensor:
-        return cat(*(as_tensor(ctx, x) for x in xs))
-
-    return Kernel(run, needs_ctx=True, tensor_fn=cat)
+    return tensor_kernel(cat, args)
 
 
 @value_rule(Slice)
-def _slice(op: Slice, layouts: Layouts) -> Kernel:
+def _slice(op: Slice, args: tuple[Arg, ...]) -> Kernel:
     static_sz = static_sizes(op.sizes)
     static_st = (1,) * len(op.sizes) if op.strides is None else static_sizes(op.strides)
 
@@ -129,7 +125,7 @@ def _slice(op: Slice, layouts: Layouts) -> Kernel:
 
 
 @value_rule(Take)
-def _take(op: Take, layouts: Layouts) -> Kernel:
+def _take(op: Take, args: tuple[Arg, ...]) -> Kernel:
     def take(x: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
         axis = axis_at("take", op.axis, x.dim())
         if indices.dtype.is_floating_point or indices.dtype.is_complex or indices.dtype == torch.bool:
@@ -148,7 +144,4 @@ def _take(op: Take, layouts: Layouts) -> Kernel:
         picked = torch.index_select(x, axis, flat)
         return picked.reshape(tuple(x.shape[:axis]) + tuple(indices.shape) + tuple(x.shape[axis + 1 :]))
 
-    def run(ctx: EvaluateContext, x: object, indices: object) -> torch.Tensor:
-        return take(as_tensor(ctx, x, "take operand"), as_tensor(ctx, indices, "take indices"))
-
-    return Kernel(run, needs_ctx=True, tensor_fn=take)
+    return tensor_kernel(take, args)

@@ -11,26 +11,12 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 
-from tfexec.evaluator.context import EvaluateContext
-from tfexec.evaluator.handlers.common import Arg, tensorize, weak_tensor
-from tfexec.evaluator.registry import Kernel, Layouts, value_rule
 from tfexec.ir.ops import elementwise as ew
+from tfexec.semantics.context import EvaluateContext
+from tfexec.semantics.registry import Arg, Kernel, value_rule
+from tfexec.semantics.rules.common import Operand, tensor_kernel, tensorize, weak_tensor
 
 TensorFn = Callable[..., torch.Tensor]
-
-
-def _binary(fn: TensorFn, scalar_rhs: bool, scalar_lhs: TensorFn | None) -> Kernel:
-    """A binary kernel: ``fn`` on tensors, with torch's scalar forms where they exist."""
-
-    def run(ctx: EvaluateContext, a: Arg, b: Arg) -> torch.Tensor:
-        if isinstance(a, torch.Tensor):
-            if scalar_rhs or isinstance(b, torch.Tensor):
-                return fn(a, b)
-        elif isinstance(b, torch.Tensor) and scalar_lhs is not None:
-            return scalar_lhs(a, b)
-        return fn(*tensorize(ctx, a, b))
-
-    return Kernel(run, needs_ctx=True, tensor_fn=fn)
 
 
 def _swap(fn: TensorFn) -> TensorFn:
@@ -38,6 +24,7 @@ def _swap(fn: TensorFn) -> TensorFn:
 
 
 _BINARY: dict[type[ew.BinaryOp], tuple[TensorFn, bool, TensorFn | None]] = {
+    # op class: (torch function, takes a Python scalar on the right, form for a scalar on the left)
     ew.Add: (torch.add, True, _swap(torch.add)),
     ew.Sub: (torch.sub, True, _swap(torch.rsub)),
     ew.Mul: (torch.mul, True, _swap(torch.mul)),
@@ -57,22 +44,28 @@ _BINARY: dict[type[ew.BinaryOp], tuple[TensorFn, bool, TensorFn | None]] = {
 
 
 def _register_binary(cls: type[ew.BinaryOp], fn: TensorFn, scalar_rhs: bool, scalar_lhs: TensorFn | None) -> None:
-    kernel = _binary(fn, scalar_rhs, scalar_lhs)
+    """``fn`` on tensors; a weak scalar reaches torch as a Python scalar where torch takes one
+    in that position, else as a rank-0 tensor of the dtype torch promotes it to."""
+    on_tensors = Kernel(fn)
+    lhs_scalar = Kernel(scalar_lhs) if scalar_lhs is not None else None
+
+    def promoted(ctx: EvaluateContext, a: Operand, b: Operand) -> torch.Tensor:
+        return fn(*tensorize(ctx, a, b))
+
+    with_promotion = Kernel(promoted, needs_ctx=True)
 
     @value_rule(cls)
-    def _rule(op: ew.BinaryOp, layouts: Layouts) -> Kernel:
-        return kernel
+    def _rule(op: ew.BinaryOp, args: tuple[Arg, ...]) -> Kernel:
+        a, b = args
+        if not a.weak and (not b.weak or scalar_rhs):
+            return on_tensors
+        if a.weak and not b.weak and lhs_scalar is not None:
+            return lhs_scalar
+        return with_promotion
 
 
 for _cls, (_fn, _rhs, _lhs) in _BINARY.items():
     _register_binary(_cls, _fn, _rhs, _lhs)
-
-
-def _unary(fn: TensorFn) -> Kernel:
-    def run(ctx: EvaluateContext, x: Arg) -> torch.Tensor:
-        return fn(x if isinstance(x, torch.Tensor) else weak_tensor(x, ctx.device))
-
-    return Kernel(run, needs_ctx=True, tensor_fn=fn)
 
 
 _UNARY: dict[type[ew.UnaryOp], TensorFn] = {
@@ -93,11 +86,9 @@ _UNARY: dict[type[ew.UnaryOp], TensorFn] = {
 
 
 def _register_unary(cls: type[ew.UnaryOp], fn: TensorFn) -> None:
-    kernel = _unary(fn)
-
     @value_rule(cls)
-    def _rule(op: ew.UnaryOp, layouts: Layouts) -> Kernel:
-        return kernel
+    def _rule(op: ew.UnaryOp, args: tuple[Arg, ...]) -> Kernel:
+        return tensor_kernel(fn, args)
 
 
 for _ucls, _ufn in _UNARY.items():
@@ -105,23 +96,26 @@ for _ucls, _ufn in _UNARY.items():
 
 
 @value_rule(ew.Gelu)
-def _gelu(op: ew.Gelu, layouts: Layouts) -> Kernel:
+def _gelu(op: ew.Gelu, args: tuple[Arg, ...]) -> Kernel:
     approximate = op.approximate
-    return _unary(lambda x: F.gelu(x, approximate=approximate))
+    return tensor_kernel(lambda x: F.gelu(x, approximate=approximate), args)
 
 
 @value_rule(ew.Cast)
-def _cast(op: ew.Cast, layouts: Layouts) -> Kernel:
+def _cast(op: ew.Cast, args: tuple[Arg, ...]) -> Kernel:
     dtype = op.dtype.torch
-    return _unary(lambda x: x.to(dtype))
+    return tensor_kernel(lambda x: x.to(dtype), args)
 
 
 @value_rule(ew.Where)
-def _where(op: ew.Where, layouts: Layouts) -> Kernel:
-    def run(ctx: EvaluateContext, cond: Arg, a: Arg, b: Arg) -> torch.Tensor:
+def _where(op: ew.Where, args: tuple[Arg, ...]) -> Kernel:
+    if not any(a.weak for a in args):
+        return Kernel(torch.where)
+
+    def run(ctx: EvaluateContext, cond: Operand, a: Operand, b: Operand) -> torch.Tensor:
         c = cond if isinstance(cond, torch.Tensor) else weak_tensor(cond, ctx.device)
         if not isinstance(a, torch.Tensor) and not isinstance(b, torch.Tensor):
             a, b = tensorize(ctx, a, b)
         return torch.where(c, a, b)
 
-    return Kernel(run, needs_ctx=True, tensor_fn=torch.where)
+    return Kernel(run, needs_ctx=True)

@@ -3,11 +3,10 @@
 import torch
 
 from tfexec.errors import EvalError
-from tfexec.evaluator.context import EvaluateContext
-from tfexec.evaluator.handlers.common import as_tensor
-from tfexec.evaluator.registry import Kernel, Layouts, value_rule
 from tfexec.ir.ops.distribution import Local, Reshard
 from tfexec.ir.types import ShardLayout
+from tfexec.semantics.registry import Arg, Kernel, value_rule
+from tfexec.semantics.rules.common import tensor_kernel
 
 LOCAL_SPLIT_MESSAGE = (
     "local of a value split over the mesh ({layout}) is not modelled: the evaluator models one mesh "
@@ -20,26 +19,19 @@ def _identity(x: torch.Tensor) -> torch.Tensor:
     return x
 
 
-def _run_identity(ctx: EvaluateContext, x: object) -> torch.Tensor:
-    return as_tensor(ctx, x)
-
-
-_IDENTITY = Kernel(_run_identity, needs_ctx=True, tensor_fn=_identity)
-
-
 @value_rule(Reshard)
-def _reshard(op: Reshard, layouts: Layouts) -> Kernel:
-    return _IDENTITY
+def _reshard(op: Reshard, args: tuple[Arg, ...]) -> Kernel:
+    return tensor_kernel(_identity, args)
 
 
 @value_rule(Local)
-def _local(op: Local, layouts: Layouts) -> Kernel:
-    layout = layouts[0] if layouts else None
+def _local(op: Local, args: tuple[Arg, ...]) -> Kernel:
+    layout = args[0].layout if args else None
     if isinstance(layout, ShardLayout) and layout.splits:
         message = LOCAL_SPLIT_MESSAGE.format(layout=layout)
 
         def refuse(x: object) -> torch.Tensor:
             raise EvalError(message)
 
-        return Kernel(refuse, tensor_fn=refuse)
-    return _IDENTITY
+        return Kernel(refuse)
+    return tensor_kernel(_identity, args)

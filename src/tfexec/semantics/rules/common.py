@@ -1,15 +1,20 @@
-"""Helpers shared by value rules: index reads, scalar operands, dims and axes at run time."""
+"""Helpers shared by value rules: tensor-only kernels, index reads, scalar operands, dims and
+axes at run time."""
 
 from collections.abc import Sequence
 
 import torch
 
+from collections.abc import Callable
+
 from tfexec.errors import EvalError
-from tfexec.evaluator.context import EvaluateContext
 from tfexec.ir.dims import ShapeDim, resolve_dim
+from tfexec.semantics.context import EvaluateContext
+from tfexec.semantics.registry import Arg, Kernel
 
 Scalar = bool | int | float
-Arg = torch.Tensor | Scalar
+Operand = torch.Tensor | Scalar
+"""What a kernel receives for one operand: a tensor or a weak scalar's Python value."""
 
 _WEAK_DTYPE = {bool: torch.bool, int: torch.int64, float: torch.float32}
 
@@ -45,7 +50,7 @@ def as_tensor(ctx: EvaluateContext, x: object, what: str = "operand") -> torch.T
     raise EvalError(f"{what} must be a tensor, found {type(x).__name__}")
 
 
-def tensorize(ctx: EvaluateContext, a: Arg, b: Arg) -> tuple[torch.Tensor, torch.Tensor]:
+def tensorize(ctx: EvaluateContext, a: Operand, b: Operand) -> tuple[torch.Tensor, torch.Tensor]:
     """Two operands as tensors; a weak scalar takes the dtype torch promotes it to against the other."""
     if isinstance(a, torch.Tensor):
         if isinstance(b, torch.Tensor):
@@ -74,3 +79,16 @@ def axis_at(op_name: str, axis: int, rank: int) -> int:
     if not -rank <= axis < rank:
         raise EvalError(f"{op_name}: axis {axis} is out of range for a rank-{rank} value (valid: {-rank}..{rank - 1})")
     return axis % rank
+
+
+def tensor_kernel(fn: Callable[..., torch.Tensor], args: Sequence[Arg]) -> Kernel:
+    """The kernel of ``fn``, a function of tensors only: ``fn`` itself when no operand is a
+    weak scalar, else ``fn`` with each weak scalar made a rank-0 tensor of its own kind
+    (``b1``/``i64``/``f32``) on the run's device."""
+    if not any(a.weak for a in args):
+        return Kernel(fn)
+
+    def on_tensors(ctx: EvaluateContext, *xs: object) -> torch.Tensor:
+        return fn(*(as_tensor(ctx, x) for x in xs))
+
+    return Kernel(on_tensors, needs_ctx=True)

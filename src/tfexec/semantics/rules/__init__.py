@@ -1,6 +1,6 @@
 """Value rules of the op catalogue, one module per op group; importing this registers them."""
 
-from tfexec.evaluator.handlers import (  # noqa: F401 - imported for their registrations
+from tfexec.semantics.rules import (  # noqa: F401 - imported for their registrations
     creation,
     dimarith,
     distribution,

@@ -12,15 +12,9 @@ from collections.abc import Callable
 import torch
 
 from tfexec.errors import EvalError
-from tfexec.evaluator.context import EvaluateContext
-from tfexec.evaluator.handlers.common import Arg, axis_at, weak_tensor
-from tfexec.evaluator.registry import Kernel, Layouts, value_rule
 from tfexec.ir.ops.reduction import ArgMax, Reduce
-
-
-def _as_tensor(ctx: EvaluateContext, x: Arg) -> torch.Tensor:
-    return x if isinstance(x, torch.Tensor) else weak_tensor(x, ctx.device)
-
+from tfexec.semantics.registry import Arg, Kernel, value_rule
+from tfexec.semantics.rules.common import axis_at, tensor_kernel
 
 def _axes(op: Reduce, rank: int) -> tuple[int, ...]:
     if op.axes is None:
@@ -56,11 +50,10 @@ _REDUCERS: dict[str, Callable[[torch.Tensor, tuple[int, ...], bool], torch.Tenso
 
 
 @value_rule(Reduce)
-def _reduce(op: Reduce, layouts: Layouts) -> Kernel:
+def _reduce(op: Reduce, args: tuple[Arg, ...]) -> Kernel:
     reducer = _REDUCERS[op.kind]
 
-    def run(ctx: EvaluateContext, x: Arg) -> torch.Tensor:
-        t = _as_tensor(ctx, x)
+    def reduce(t: torch.Tensor) -> torch.Tensor:
         if op.axes == ():
             return t
         axes = _axes(op, t.dim())
@@ -70,16 +63,15 @@ def _reduce(op: Reduce, layouts: Layouts) -> Kernel:
                     raise EvalError(f"reduce {op.kind} over axis {a} of length 0 has no value")
         return reducer(t, axes, op.keepdims)
 
-    return Kernel(run, needs_ctx=True)
+    return tensor_kernel(reduce, args)
 
 
 @value_rule(ArgMax)
-def _argmax(op: ArgMax, layouts: Layouts) -> Kernel:
-    def run(ctx: EvaluateContext, x: Arg) -> torch.Tensor:
-        t = _as_tensor(ctx, x)
+def _argmax(op: ArgMax, args: tuple[Arg, ...]) -> Kernel:
+    def argmax(t: torch.Tensor) -> torch.Tensor:
         axis = axis_at("argmax", op.axis, t.dim())
         if t.shape[axis] == 0:
             raise EvalError(f"argmax over axis {axis} of length 0 has no value")
         return torch.argmax(t, dim=axis, keepdim=op.keepdims)
 
-    return Kernel(run, needs_ctx=True)
+    return tensor_kernel(argmax, args)

@@ -1,0 +1,235 @@
+"""What a lowered node computes: a small closed set of node kinds, each a function of the
+values of the node's declared reads and the run's context (``tfexec.forward.run.Run``).
+
+* ``OpApply`` — an op's kernel applied to its operands (a value rule's call site);
+* ``HandlerCall`` — a plain ``register_eval`` handler called on its operands' values;
+* ``MakeConstant`` — a constant made on the run's device; ``ReadWeight`` — a module weight;
+* ``EnterCall`` — an inlined call's boundary: the arguments checked against the callee's
+  parameters, the callee's dim scope opened; its value is the tuple of the arguments;
+* ``RunLoop`` — a loop: a nested ``Body`` run once per iteration;
+* ``Fail`` — an error the direct route raises at the same point (no handler, an unbound var).
+
+Every rule a kind applies comes from ``tfexec.semantics``, shared with the direct route.
+``dispatch`` marks the kinds whose failures are wrapped as the direct route wraps a
+dispatch; ``direct``, when set, is a function of the read values alone (an op kernel that
+needs nothing else), which the run loop calls without the kind's frame.
+"""
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar, TypeAlias, Union
+
+from tfexec.errors import EvalError
+from tfexec.ir.describe import describe_expr
+from tfexec.ir.expr import Call, Constant, ConstTensor, Function, GridRegionExpr
+from tfexec.ir.ops.base import Op
+from tfexec.ir.types import TupleType, Type
+from tfexec.forward.run import Body, Run, leaves, read, record
+from tfexec.semantics.binding import call_bindings
+from tfexec.semantics.constants import const_tensor_value, index_tensor, materialize_constant
+from tfexec.semantics.dispatch import CallPlan, Fill, apply_handler, apply_kernel, assemble, raw
+from tfexec.semantics.keys import iteration_prefix
+from tfexec.semantics.loops import trip_count
+from tfexec.semantics.values import Value, as_value
+
+Shape: TypeAlias = Union[int, tuple["Shape", ...]]
+"""A value's tuple structure over a flat list: a leaf is its position in the list."""
+
+
+def rebuild(shape: Shape, flat: Sequence[object]) -> object:
+    """The (nested) value ``shape`` describes, its leaves taken from ``flat``."""
+    if isinstance(shape, int):
+        return flat[shape]
+    return tuple(rebuild(s, flat) for s in shape)
+
+
+def shape_of_type(t: Type, start: int = 0) -> tuple[Shape, int]:
+    """The shape of a value of type ``t`` over positions from ``start``, and the next position."""
+    if isinstance(t, TupleType):
+        fields: list[Shape] = []
+        for f in t.fields:
+            s, start = shape_of_type(f, start)
+            fields.append(s)
+        return tuple(fields), start
+    return start, start + 1
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class OpApply:
+    """``plan``'s kernel applied to its operands; ``fills`` says, per operand, where the read
+    values go (``None``: the next one) and which operands are weak scalars."""
+
+    plan: CallPlan
+    fills: tuple[Fill, ...]
+    dispatch: ClassVar[bool] = True
+    plain: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "plain", all(f is None for f in self.fills))
+
+    @property
+    def op(self) -> Op:
+        return self.plan.op
+
+    @property
+    def direct(self) -> Callable[..., object] | None:
+        kernel = self.plan.kernel
+        assert kernel is not None
+        return kernel.fn if self.plain and not kernel.needs_ctx else None
+
+    def compute(self, run: Run, scope: int, xs: Sequence[object]) -> object:
+        operands = xs if self.plain else assemble(self.fills, xs)
+        return apply_kernel(self.plan, run.contexts[scope], operands)
+
+    def describe(self) -> str:
+        return self.plan.op.name
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class HandlerCall:
+    """``plan``'s plain handler called on the operands' values (``operands``: each operand's
+    shape over the read values); ``result`` is the value's shape by the call's type."""
+
+    plan: CallPlan
+    operands: tuple[Shape, ...]
+    result: Type
+    dispatch: ClassVar[bool] = False
+    direct: ClassVar[None] = None
+
+    @property
+    def op(self) -> Op:
+        return self.plan.op
+
+    def compute(self, run: Run, scope: int, xs: Sequence[object]) -> object:
+        values = [as_value(rebuild(s, xs), lay) for s, lay in zip(self.operands, self.plan.operand_layouts)]
+        value = apply_handler(self.plan, run.contexts[scope], values)
+        _check_tree(value, self.result, self.plan)
+        return raw(value)
+
+    def describe(self) -> str:
+        return self.plan.op.name
+
+
+def _check_tree(value: Value, t: Type, plan: CallPlan) -> None:
+    data = raw(value)
+    if isinstance(t, TupleType) != isinstance(data, tuple) or (
+        isinstance(data, tuple) and isinstance(t, TupleType) and len(data) != len(t.fields)
+    ):
+        raise EvalError(
+            f"{describe_expr(plan.call)}: the handler for {type(plan.op).__name__} returned a value shaped unlike "
+            f"its type rule's {t}"
+        )
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class MakeConstant:
+    """A constant made on the run's device (core-ir §2)."""
+
+    constant: Constant
+    dispatch: ClassVar[bool] = False
+    direct: ClassVar[None] = None
+
+    def compute(self, run: Run, scope: int, xs: Sequence[object]) -> object:
+        return materialize_constant(self.constant, run.device).data
+
+    def describe(self) -> str:
+        return "constant"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ReadWeight:
+    """A module weight, read from the run's loaded module."""
+
+    weight: ConstTensor
+    dispatch: ClassVar[bool] = False
+    direct: ClassVar[None] = None
+
+    def compute(self, run: Run, scope: int, xs: Sequence[object]) -> object:
+        return const_tensor_value(self.weight, run.contexts[scope]).data
+
+    def describe(self) -> str:
+        return f"weight {self.weight.name}"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class EnterCall:
+    """An inlined call's boundary: the arguments (``args``: their shapes over the read values,
+    ``layouts``: theirs) checked against ``callee``'s parameters, which opens dim scope
+    ``callee_scope``; the value is the tuple of the arguments, which the callee's parameters read."""
+
+    call: Call
+    callee: Function
+    args: tuple[Shape, ...]
+    layouts: tuple[object, ...]
+    callee_scope: int
+    dispatch: ClassVar[bool] = False
+    direct: ClassVar[None] = None
+
+    def compute(self, run: Run, scope: int, xs: Sequence[object]) -> object:
+        args = tuple(rebuild(s, xs) for s in self.args)
+        values = [as_value(a, lay) for a, lay in zip(args, self.layouts)]  # type: ignore[arg-type]
+        run.open_scope(self.callee_scope, call_bindings(self.call, self.callee, values))
+        return args
+
+    def describe(self) -> str:
+        return f"call {self.callee.name}"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class RunLoop:
+    """A loop: ``body`` runs once per iteration on the frontier values (the first
+    ``n_front`` reads), the index and the carries (the rest of the reads, then each
+    iteration's yields); ``result`` is the loop value's shape over the final carries (or,
+    without carries, the last iteration's outputs). ``key`` is the loop's key in its scope,
+    the prefix of its iterations' keys."""
+
+    region: GridRegionExpr
+    body: Body
+    n_front: int
+    result: Shape
+    key: str
+    dispatch: ClassVar[bool] = False
+    direct: ClassVar[None] = None
+
+    def compute(self, run: Run, scope: int, xs: Sequence[object]) -> object:
+        n = trip_count(self.region, run.contexts[scope])
+        front, carries = list(xs[: self.n_front]), list(xs[self.n_front :])
+        body, outputs, check = self.body, leaves(self.body.outputs), run.checks is not None
+        carried = bool(self.region.carried_args)
+        last: list[object] = []
+        for i in range(n):
+            values = front + [index_tensor(i, run.device)] + carries
+            if run.trace is None:
+                body.execute(run, values, free=True, check=check)
+            else:
+                nested: dict[str, object] = {}
+                iteration = run.iteration(iteration_prefix(run.trace_prefix + self.key, i), nested)
+                body.execute(iteration, values, free=False, check=check)
+                record(body.keyed, values, iteration.trace_prefix, nested, run.trace)
+            outs = [read(r, values) for r in outputs]
+            if carried:
+                carries = outs
+            else:
+                last = outs
+        return rebuild(self.result, carries if carried else last)
+
+    def describe(self) -> str:
+        return "grid"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Fail:
+    """A node that raises ``error`` when reached: where the direct route raises it."""
+
+    error: EvalError
+    dispatch: ClassVar[bool] = False
+    direct: ClassVar[None] = None
+
+    def compute(self, run: Run, scope: int, xs: Sequence[object]) -> object:
+        raise self.error
+
+    def describe(self) -> str:
+        return "error"
+
+
+NodeKind: TypeAlias = OpApply | HandlerCall | MakeConstant | ReadWeight | EnterCall | RunLoop | Fail

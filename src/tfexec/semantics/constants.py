@@ -1,0 +1,79 @@
+"""The values a run makes itself, written once for both routes: constants (core-ir §2), module
+weights (read lazily from the loaded module, refused where they are not on the run's
+device, evaluator spec §2) and index values (the induction variable, ``dim_*`` results)."""
+
+import torch
+
+from tfexec.errors import EvalError, TfexecError
+from tfexec.ir.describe import describe_expr
+from tfexec.ir.dtypes import DType
+from tfexec.ir.expr import Constant, ConstTensor
+from tfexec.ir.types import TensorType
+from tfexec.loading import LoadedModule
+from tfexec.semantics.context import EvaluateContext
+from tfexec.semantics.values import TensorValue
+
+
+def materialize_constant(node: Constant, device: str | None) -> TensorValue:
+    """A ``Constant`` as a tensor of its type, created where the run happens (core-ir §2)."""
+    t = node.type
+    try:
+        if isinstance(node.value, torch.Tensor):
+            where = device if device is not None else torch.get_default_device()
+            data = node.value.to(device=where, dtype=t.dtype.torch, copy=True)
+            if tuple(data.shape) != t.shape:
+                raise EvalError(f"tensor of shape {list(data.shape)} does not match its type {t}")
+        else:
+            if t.rank != 0:
+                raise EvalError(f"a Python scalar constant must have a rank-0 type, found {t}")
+            data = torch.tensor(node.value, dtype=t.dtype.torch, device=device)
+    except TfexecError as exc:
+        raise EvalError(f"{describe_expr(node)}: {exc}") from None
+    except (RuntimeError, TypeError, ValueError, OverflowError) as exc:
+        raise EvalError(f"{describe_expr(node)}: cannot make {node.value!r} a {t}: {exc}") from exc
+    return TensorValue(data, TensorType(tuple(data.shape), t.dtype, t.layout))
+
+
+def _same_device(a: torch.device, b: torch.device) -> bool:
+    return a.type == b.type and (a.index == b.index or None in (a.index, b.index))
+
+
+def const_tensor_value(node: ConstTensor, ctx: EvaluateContext) -> TensorValue:
+    """A module constant, loaded lazily (at most once) from the run's loaded module and
+    refused at first use when it lives somewhere other than the run (spec §2)."""
+    loaded: "LoadedModule | None" = ctx.loaded_module
+    if loaded is None:
+        raise EvalError(
+            f"{describe_expr(node)}: constant {node.name} needs a loaded module; evaluate a LoadedModule "
+            "(LoadedModule.from_reading or load_module), or pass the weight as a parameter"
+        )
+    try:
+        data = loaded.constant(node.name, node.type)
+    except TfexecError as exc:
+        raise EvalError(f"{describe_expr(node)}: {exc}") from exc
+    run = torch.device(ctx.device) if ctx.device is not None else torch.get_default_device()
+    if not _same_device(data.device, run):
+        raise EvalError(
+            f"{describe_expr(node)}: weight {node.name} is on {data.device} but the inputs are on {run}; "
+            "tfexec never moves tensors: load the module on the inputs' device (load_module(path, device=...))"
+        )
+    return TensorValue(data, TensorType(tuple(data.shape), DType.from_torch(data.dtype), node.type.layout))
+
+
+def index_tensor(i: int, device: str | None) -> torch.Tensor:
+    """A rank-0 int64 on the run's device: the induction variable's value, a ``dim_*`` result.
+
+    ``torch.scalar_tensor`` makes the same tensor as ``torch.tensor`` for an int64 in range,
+    at less than half the cost (this runs per loop iteration and per index op).
+    """
+    return torch.scalar_tensor(i, dtype=torch.int64, device=device)
+
+
+def index_value(i: int, device: str | None) -> TensorValue:
+    """The induction variable's value for iteration ``i``: a rank-0 int64 on the run's device."""
+    return TensorValue(index_tensor(i, device), _INDEX_TYPE)
+
+
+_INDEX_TYPE = TensorType((), DType.int64)
+
+

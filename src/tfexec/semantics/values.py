@@ -1,0 +1,134 @@
+"""Evaluated values (evaluator spec §1): ``Value``, ``TensorValue``, ``TupleValue``.
+
+``Value = TensorValue | TupleValue`` is a closed union: code that takes a value apart
+matches on the two classes and ends in ``assert_never``.
+"""
+
+from dataclasses import dataclass, field
+from typing import TypeAlias, Union, assert_never
+
+import torch
+
+from tfexec.errors import IRConstructionError
+from tfexec.ir.dtypes import DType
+from tfexec.ir.types import Layout, ShardLayout, TensorType, TupleType, Type
+
+LayoutTree: TypeAlias = Union[Layout, ShardLayout, None, tuple["LayoutTree", ...]]
+"""The layout(s) a value carries: one per tensor, in the value's tuple structure (a single
+layout or None stands for every leaf of a tuple)."""
+
+
+class _ValueBase:
+    """The base of every evaluated value (evaluator spec §1: ``Value``)."""
+
+    __slots__ = ()
+
+
+@dataclass(slots=True, eq=False)
+class TensorValue(_ValueBase):
+    """A logical tensor value and its HIR type (concrete shape, dtype, layout).
+
+    ``scalar`` is set when the value is a weak Python-scalar constant (core-ir §2), as a
+    plain ``register_eval`` handler sees it in ``ctx.args``. Not frozen (a frozen dataclass
+    pays for ``object.__setattr__`` per field on the visitor's per-node path); treat values
+    as read-only.
+    """
+
+    data: torch.Tensor
+    type: TensorType
+    scalar: bool | int | float | None = field(default=None, kw_only=True)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.type, TensorType):
+            raise IRConstructionError(
+                f"TensorValue.type must be a TensorType, got {type(self.type).__name__} {self.type!r}"
+            )
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class TupleValue(_ValueBase):
+    """Evaluated values in field order."""
+
+    elements: tuple["Value", ...]
+
+
+Value: TypeAlias = TensorValue | TupleValue
+
+_TYPES: dict[tuple[object, object, object], TensorType] = {}
+
+
+def type_of_data(data: torch.Tensor, layout: "Layout | ShardLayout | None" = None) -> TensorType:
+    """The concrete ``TensorType`` of a tensor (its shape and dtype) with ``layout``.
+
+    Types are values, so the few distinct ones a run produces are made once and reused
+    (this is on the visitor's per-node path).
+    """
+    key = (data.shape, data.dtype, layout)
+    t = _TYPES.get(key)
+    if t is None:
+        if len(_TYPES) > 4096:
+            _TYPES.clear()
+        t = _TYPES[key] = TensorType(tuple(data.shape), DType.from_torch(data.dtype), layout)
+    return t
+
+
+def type_of_value(value: Value) -> Type:
+    """The concrete type of a value (a tuple's, field by field)."""
+    if isinstance(value, TensorValue):
+        return value.type
+    return TupleType(tuple(type_of_value(v) for v in value.elements))
+
+
+def layout_leaf(tree: LayoutTree, index: int) -> LayoutTree:
+    """Field ``index`` of a layout tree (a single layout stands for every field)."""
+    return tree[index] if isinstance(tree, tuple) and index < len(tree) else (None if isinstance(tree, tuple) else tree)
+
+
+def as_value(data: object, layouts: LayoutTree) -> Value:
+    """The ``Value`` of raw data (a tensor, or nested tuples of them) carrying ``layouts``."""
+    if isinstance(data, torch.Tensor):
+        layout = layouts if not isinstance(layouts, tuple) else None
+        return TensorValue(data, type_of_data(data, layout))
+    if isinstance(data, tuple):
+        return TupleValue(tuple(as_value(d, layout_leaf(layouts, i)) for i, d in enumerate(data)))
+    raise TypeError(f"not a tensor or a tuple of tensors: {type(data).__name__}")
+
+
+def relabel(value: Value, layouts: LayoutTree) -> Value:
+    """``value`` carrying ``layouts`` and no weak scalar (what a node's value is, whatever a
+    handler returned or a binding received)."""
+    if isinstance(value, TensorValue):
+        layout = layouts if not isinstance(layouts, tuple) else None
+        if value.scalar is None and value.type.layout == layout:
+            return value
+        return TensorValue(value.data, value.type.with_layout(layout))
+    if isinstance(value, TupleValue):
+        return TupleValue(tuple(relabel(v, layout_leaf(layouts, i)) for i, v in enumerate(value.elements)))
+    assert_never(value)
+
+
+def to_python(value: Value) -> "torch.Tensor | tuple[object, ...]":
+    """The user-facing form of a value: a tensor, or a (nested) tuple of tensors.
+
+    Iterative, so a deeply nested tuple result does not exhaust Python's stack."""
+    if isinstance(value, TensorValue):
+        return value.data
+    done: list[object] = []
+    stack: list[tuple[Value, bool]] = [(value, False)]
+    while stack:
+        item, expanded = stack.pop()
+        if isinstance(item, TensorValue):
+            done.append(item.data)
+        elif not isinstance(item, TupleValue):
+            raise TypeError(f"not a Value: {item!r}")
+        elif expanded:
+            n = len(item.elements)
+            fields = tuple(done[len(done) - n :]) if n else ()
+            del done[len(done) - n :]
+            done.append(fields)
+        else:
+            stack.append((item, True))
+            stack.extend((e, False) for e in reversed(item.elements))
+    result = done[0]
+    assert isinstance(result, tuple)
+    return result
