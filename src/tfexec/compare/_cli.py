@@ -9,10 +9,9 @@ file and its JSON index); ``diff`` compares two dumps — tfexec's and another r
 import argparse
 from collections.abc import Callable, Sequence
 
-from tfexec.compare._format import DumpError, write_dump
-from tfexec.compare._tables import compare_tables, info_for, node_key_of, program_info, tfexec_table
+from tfexec.compare._format import DumpError
+from tfexec.compare._tables import compare_tables, write_program_dump
 from tfexec.compare._tolerance import DEFAULT_TOLERANCES, EXACT, Tolerance
-from tfexec.compare._format import entry_for
 from tfexec.ir.dtypes import DType
 from tfexec.ir.expr import Function
 from tfexec.loading import LoadedModule
@@ -40,14 +39,8 @@ def register_dump(sub: "argparse._SubParsersAction[argparse.ArgumentParser]",
 
 def run_dump(args: argparse.Namespace, target: "Function | LoadedModule", function: Function, inputs: Sequence[object]) -> int:
     """Evaluate ``target`` on ``inputs`` and write the dump; returns the exit code."""
-    table = tfexec_table(target, tuple(inputs), loops=args.loops)
-    infos = [program_info(target)]
-    entries = []
-    for key, tensor in table.items():
-        info = info_for(key, infos)
-        entries.append(entry_for(key, node_key_of(key), tensor, info.op, info.location))
-    index = write_dump(args.out, table, entries, program=function.name)
-    print(f"wrote {len(table)} value(s) to {args.out} and its index {index}")
+    index, count = write_program_dump(target, tuple(inputs), args.out, loops=args.loops)
+    print(f"wrote {count} value(s) to {args.out} and its index {index}")
     return 0
 
 

@@ -93,8 +93,10 @@ def write_dump(
             "entries": [e.as_json() for e in entries],
         }
         index.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
-    except (OSError, TfexecError) as exc:
-        raise DumpError(f"{path}: cannot write the dump: {exc}") from exc
+    except TfexecError as exc:
+        raise DumpError(str(exc)) from exc
+    except OSError as exc:
+        raise DumpError(f"{index}: cannot write the dump index: {exc}") from exc
     return index
 
 

@@ -13,12 +13,13 @@ import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal, TypeAlias
 
 import torch
 
 from tfexec.api_checks import public
-from tfexec.compare._format import Dump, read_dump
+from tfexec.compare._format import Dump, entry_for, read_dump, write_dump
 from tfexec.compare._tolerance import Tolerance, compare_tensors, resolve_tolerances
 from tfexec.errors import TfexecError
 from tfexec.ir.dtypes import DType
@@ -154,6 +155,22 @@ def tfexec_table(program: "Function | LoadedModule", inputs: Sequence[object], l
     for key, value in lower(program).denote_all(*inputs, loops=loops).items():
         flatten_value(key, value, table)
     return table
+
+
+def write_program_dump(
+    program: "Function | LoadedModule", inputs: Sequence[object], path: "str | os.PathLike[str]",
+    loops: Literal["collapse", "expand"] = "collapse",
+) -> tuple[Path, int]:
+    """What ``tfexec dump`` writes: tfexec's table of ``program`` on ``inputs`` at ``path``,
+    with its index (op and location of every key); returns the index path and the count."""
+    table = tfexec_table(program, inputs, loops)
+    infos = [program_info(program)]
+    entries = []
+    for key, tensor in table.items():
+        info = info_for(key, infos)
+        entries.append(entry_for(key, node_key_of(key), tensor, "" if info.op == "?" else info.op, info.location))
+    fn = program if isinstance(program, Function) else program.entry
+    return write_dump(path, table, entries, program=fn.name if fn is not None else None), len(table)
 
 
 _FIELD = re.compile(r"(\.\d+)+$")
