@@ -115,3 +115,13 @@ def test_a_callable_needs_a_program_and_values_must_be_tensors() -> None:
 def test_arguments_are_checked_at_the_boundary() -> None:
     with pytest.raises(tfexec.ArgumentTypeError):
         compare_tables({}, {}, tolerances=[1.0])  # type: ignore[arg-type]
+
+
+def test_a_caller_s_node_info_comes_first(mlp: tuple[Function, tuple[torch.Tensor, ...]]) -> None:
+    from tfexec.compare import NodeInfo
+
+    fn, xs = mlp
+    mine = {"mlp/a": NodeInfo("F.silu", "model.py:12:8", "a = F.silu(h)")}
+    report = compare_tables(tfexec_table, tfexec_table, program=fn, inputs=xs, info=mine)
+    rows = {r.key: r for r in report.rows}
+    assert (rows["mlp/a"].op, rows["mlp/a"].source) == ("F.silu", "a = F.silu(h)") and rows["mlp/h"].op == "matmul"

@@ -101,6 +101,8 @@ def test_the_written_files_reproduce_the_failure(llama: tuple[LoadedModule, torc
 
     with safe_open(str(inputs), framework="pt") as f:
         assert (f.metadata() or {})["origin.masked"] == reduced.origins[0]
+    with pytest.raises(tfexec.TfexecError, match="not a written reduction"):
+        load_repro(tmp_path / "nothing-here")
 
 
 def test_the_per_node_comparison_names_the_softmax_first(llama: tuple[LoadedModule, torch.Tensor]) -> None:

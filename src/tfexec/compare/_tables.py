@@ -251,24 +251,28 @@ def compare_tables(
     inputs: Sequence[object] = (),
     tolerances: "Mapping[DType, Tolerance] | None" = None,
     allow_missing: bool = False,
+    info: "Mapping[str, NodeInfo] | None" = None,
 ) -> ComparisonReport:
     """Compare two per-node tables key by key: same dtype, same shape, values within the
     dtype's tolerance (``DEFAULT_TOLERANCES``, replaced per dtype by ``tolerances``).
 
     Each table is a dump path, a ``Dump``, a mapping, or a callable run as
     ``table(program, inputs)``. Rows follow ``expected``'s order, then keys only ``actual``
-    has. A key only one table has fails the comparison unless ``allow_missing``.
+    has. A key only one table has fails the comparison unless ``allow_missing``. Each row's
+    op, location and source line come from ``info`` (by key or node key, for a caller that
+    knows better: an importer pairing nodes with the user's source), else ``program``, else
+    the dumps' indexes.
     """
     args = tuple(inputs)
     want, want_info = _materialise(expected, program, args, "expected")
     got, got_info = _materialise(actual, program, args, "actual")
-    infos = [program_info(program) if program is not None else {}, want_info, got_info]
+    infos = [dict(info or {}), program_info(program) if program is not None else {}, want_info, got_info]
     table = resolve_tolerances(tolerances)
     rows: list[NodeComparison] = []
     used: dict[str, str] = {}
     compared = 0
     for key in [*want, *(k for k in got if k not in want)]:
-        info = info_for(key, infos)
+        node = info_for(key, infos)
         e, a = want.get(key), got.get(key)
         if e is None or a is None:
             present = e if e is not None else a
@@ -276,7 +280,7 @@ def compare_tables(
             status: Status = "MISSING" if a is None else "EXTRA"
             reason = "only in the expected table" if a is None else "only in the actual table"
             rows.append(NodeComparison(
-                key, info.op, info.location, info.source, str(list(present.shape)), _short(present), "", None, status, reason,
+                key, node.op, node.location, node.source, str(list(present.shape)), _short(present), "", None, status, reason,
             ))
             continue
         compared += 1
@@ -285,7 +289,7 @@ def compare_tables(
         if e.dtype.is_floating_point:
             used[_short(e)] = str(tol)
         rows.append(NodeComparison(
-            key, info.op, info.location, info.source, str(list(e.shape)), _short(e),
+            key, node.op, node.location, node.source, str(list(e.shape)), _short(e),
             str(tol) if e.dtype.is_floating_point else "exact", verdict.max_abs_diff,
             "ok" if verdict.reason is None else "MISMATCH", verdict.reason,
         ))

@@ -81,14 +81,24 @@ def write_candidate(candidate: Candidate, directory: Path) -> tuple[Path, Path]:
 
 def load_repro(directory: "str | os.PathLike[str]") -> tuple[Function, tuple[torch.Tensor, ...]]:
     """Read back a written reduction: the program's function and its inputs in parameter order."""
+    from safetensors import SafetensorError
     from safetensors.torch import load_file
 
     from tfexec.text import parse
 
     path = Path(directory)
-    module = parse((path / PROGRAM_FILE).read_text(encoding="utf-8"), filename=str(path / PROGRAM_FILE))
+    try:
+        text = (path / PROGRAM_FILE).read_text(encoding="utf-8")
+        tensors = load_file(str(path / INPUTS_FILE))
+    except (OSError, UnicodeDecodeError, SafetensorError) as exc:
+        raise ReductionError(f"{path}: not a written reduction ({PROGRAM_FILE} and {INPUTS_FILE}): {exc}") from None
+    module = parse(text, filename=str(path / PROGRAM_FILE))
+    if not module.functions:
+        raise ReductionError(f"{path / PROGRAM_FILE}: defines no function")
     fn = module.functions[module.entry or next(iter(module.functions))]
-    tensors = load_file(str(path / INPUTS_FILE))
+    missing = [p.name for p in fn.params if p.name not in tensors]
+    if missing:
+        raise ReductionError(f"{path / INPUTS_FILE}: no tensor for parameter(s) {', '.join(missing)}")
     return fn, tuple(tensors[p.name] for p in fn.params)
 
 
@@ -97,29 +107,26 @@ def reduce_with(
     max_checks: int | None = None,
 ) -> Reduced:
     """Delta-debug ``flat`` with ``trial`` (called on each candidate program)."""
-    built: dict[tuple[int, ...], Candidate | None] = {}
-
-    def candidate(kept: tuple[int, ...]) -> Candidate | None:
-        if kept not in built:
-            built[kept] = build(flat, kept, filename)
-        return built[kept]
-
-    whole = candidate(tuple(range(len(flat.candidates))))
+    whole = build(flat, tuple(range(len(flat.candidates))), filename)
     assert whole is not None, "the whole program always builds"
     if not trial(whole):
         raise ReductionError(
             "the predicate says the original program does not fail (with weights and inputs as parameters); "
             "nothing to reduce"
         )
+    failing = {whole.kept: whole}  # the last candidate that failed: the search's current set
 
     def test(kept: tuple[int, ...]) -> bool:
-        c = candidate(kept)
-        return c is not None and trial(c)
+        c = build(flat, kept, filename)
+        if c is None or not trial(c):
+            return False
+        failing.clear()
+        failing[kept] = c
+        return True
 
     search = Search(len(flat.candidates), test, progress, max_checks)
     minimal = search.run()
-    final = candidate(search.kept)
-    assert final is not None
+    final = failing[search.kept]
     from tfexec.ir.describe import describe_expr
 
     return Reduced(

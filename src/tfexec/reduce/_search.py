@@ -90,7 +90,7 @@ class Search:
             if any(self._fails(run) for run in runs):
                 g = 2
                 continue
-            if any(self._fails([i for i in self.kept if i not in set(run)]) for run in runs):
+            if any(self._fails(_without(self.kept, run)) for run in runs):
                 g = max(g - 1, 2)
                 continue
             g = min(2 * g, len(self.kept))
@@ -102,6 +102,11 @@ class Search:
             for node in reversed(self.kept):
                 if node in self.kept and len(self.kept) > 1 and self._fails([i for i in self.kept if i != node]):
                     changed = True
+
+
+def _without(items: tuple[int, ...], run: tuple[int, ...]) -> list[int]:
+    dropped = set(run)
+    return [i for i in items if i not in dropped]
 
 
 def _split(items: tuple[int, ...], g: int) -> list[tuple[int, ...]]:
