@@ -93,6 +93,8 @@ from tfexec.mesh import evaluate_mesh as evaluate_mesh
 from tfexec.visitor import AnalysisRegistry as AnalysisRegistry, ExprMutator as ExprMutator, ExprVisitor as ExprVisitor
 from tfexec import ops as ops
 from tfexec.text import parse as parse, parse_function as parse_function, print_ir as print_ir, script as script
+from tfexec.compare import compare_tables as compare_tables
+from tfexec.reduce import Reduced as Reduced, reduce_failing as reduce_failing
 
 __all__ = [
     "parse", "parse_function", "print_ir", "script",
@@ -105,4 +107,5 @@ __all__ = [
     "Value", "Var", "as_layout_view", "b1", "bf16", "describe_expr", "eval_registry", "evaluate", "evaluate_mesh", "f16", "f32",
     "f64", "from_layout_view", "i16", "i32", "i64", "i8", "infer_types", "ops", "register_eval", "resolve_dim", "u8",
     "load_module", "save_module",
+    "compare_tables", "Reduced", "reduce_failing",
 ]

@@ -1,4 +1,4 @@
-"""The ``tfexec`` command: run, check, print, graph, dump and diff HIR programs.
+"""The ``tfexec`` command: run, check, print, graph, dump, diff and reduce HIR programs.
 
 Exit codes scripts can rely on: 0 ok, 1 mismatch or failure, 2 usage (bad arguments,
 missing files, unknown names). Errors are one line on stderr; ``--debug`` shows the traceback.
@@ -206,56 +206,31 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
 
 def cmd_dump(args: argparse.Namespace) -> int:
-    from tfexec.semantics.values import Value
-    from tfexec.evaluator.visitor import evaluate_value
+    from tfexec.compare._cli import run_dump
 
     target, fn = _load_target(args.file, args.function)
-    table: dict[str, Value] = {}
-    inputs = tuple(_inputs(fn, args))
+    inputs = _inputs(fn, args)
     with _progress(args, f"evaluating {fn.name}, keeping every value"):
-        evaluate_value(target, inputs, table=table, loops=args.loops)
-    flat: dict[str, torch.Tensor] = {}
-    for key, value in table.items():
-        _flatten(key, value, flat)
-    from tfexec.loading import write_tensors
-
-    write_tensors(flat, args.out, metadata={"tfexec.order": "\n".join(flat)})
-    print(f"wrote {len(flat)} value(s) to {args.out}")
-    return 0
+        return run_dump(args, target, fn, inputs)
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from safetensors import SafetensorError, safe_open
+    from tfexec.compare._cli import CompareUsageError, run_diff
 
-    tables = []
-    for path in (args.a, args.b):
-        try:
-            with safe_open(path, framework="pt") as f:
-                order = (f.metadata() or {}).get("tfexec.order", "")
-                keys = order.split("\n") if order else sorted(f.keys())
-                tables.append({k: f.get_tensor(k) for k in keys if k in set(f.keys())})
-        except (OSError, SafetensorError) as exc:
-            raise UsageError(f"{path}: cannot read dump: {exc}") from None
-    a, b = tables
-    from tfexec.equivalence import _compare_tensor
+    try:
+        return run_diff(args)
+    except CompareUsageError as exc:
+        raise UsageError(str(exc)) from None
 
-    first: str | None = None
-    bad = 0
-    for key in list(a) + [k for k in b if k not in a]:
-        if key not in a or key not in b:
-            reason: str | None = f"only in {'B' if key not in a else 'A'}"
-        else:
-            reason, _ = _compare_tensor(a[key], b[key], args.rtol, args.atol)
-        if reason is not None:
-            bad += 1
-            print(f"{key}: {reason}")
-            first = first or key
-    shared = len(set(a) & set(b))
-    if first is None:
-        print(f"OK: {shared} value(s) agree")
-        return 0
-    print(f"MISMATCH: {bad} of {len(set(a) | set(b))} value(s) differ; first divergence at {first}")
-    return 1
+
+def cmd_reduce(args: argparse.Namespace) -> int:
+    from tfexec.reduce._cli import ReduceUsageError, run_reduce
+
+    target, fn = _load_target(args.file, args.function)
+    try:
+        return run_reduce(args, target, fn, _inputs(fn, args))
+    except ReduceUsageError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -319,17 +294,12 @@ def build_parser() -> argparse.ArgumentParser:
     program(p, inputs=False)
     p.add_argument("--format", choices=("mermaid", "dot"), default="mermaid")
     p.set_defaults(handler=cmd_graph)
-    p = sub.add_parser("dump", help="write every intermediate value, keyed by node key")
-    program(p)
-    p.add_argument("--out", required=True, help="the .safetensors file to write")
-    p.add_argument("--loops", choices=("collapse", "expand"), default="collapse")
-    p.set_defaults(handler=cmd_dump)
-    p = sub.add_parser("diff", help="compare two dumps and name the first divergence")
-    p.add_argument("a")
-    p.add_argument("b")
-    p.add_argument("--rtol", type=float, default=None)
-    p.add_argument("--atol", type=float, default=None)
-    p.set_defaults(handler=cmd_diff)
+    from tfexec.compare._cli import register_diff, register_dump
+    from tfexec.reduce._cli import register_reduce
+
+    register_dump(sub, program).set_defaults(handler=cmd_dump)
+    register_diff(sub).set_defaults(handler=cmd_diff)
+    register_reduce(sub, program).set_defaults(handler=cmd_reduce)
     p = sub.add_parser(
         "import", help="import a PyTorch model via torch.export (runs MODEL.py's Python code)",
         description="Import a PyTorch model through torch.export and save it as a module directory. "

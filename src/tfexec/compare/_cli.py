@@ -1,0 +1,107 @@
+"""``tfexec dump`` and ``tfexec diff``: the commands' work, hooked into ``tfexec.cli``.
+
+``dump`` writes tfexec's per-node values of a program in the dump format (a safetensors
+file and its JSON index); ``diff`` compares two dumps — tfexec's and another runtime's, say
+— with per-dtype tolerances and names the first divergence. Exit codes: 0 the dumps agree,
+1 they diverge, 2 a dump cannot be read or an argument is wrong.
+"""
+
+import argparse
+from collections.abc import Callable, Sequence
+
+from tfexec.compare._format import DumpError
+from tfexec.compare._tables import compare_tables, write_program_dump
+from tfexec.compare._tolerance import DEFAULT_TOLERANCES, EXACT, Tolerance
+from tfexec.ir.dtypes import DType
+from tfexec.ir.expr import Function
+from tfexec.loading import LoadedModule
+
+
+class CompareUsageError(Exception):
+    """Bad command-line input for ``tfexec dump`` or ``tfexec diff`` (exit code 2)."""
+
+
+def register_dump(sub: "argparse._SubParsersAction[argparse.ArgumentParser]",
+                  program_arguments: Callable[[argparse.ArgumentParser], None]) -> argparse.ArgumentParser:
+    """Add ``tfexec dump`` (its program arguments come from ``program_arguments``)."""
+    p = sub.add_parser(
+        "dump", help="write every intermediate value, keyed by node key, with its JSON index",
+        description="Evaluate the program with tfexec and write every node's value to OUT (safetensors, one "
+        "tensor per node key) and its index next to it (OUT with .index.json for .safetensors): key, node, op, "
+        "location, shape and dtype of each tensor, in topological order. The format is docs/dump-format.md.",
+    )
+    program_arguments(p)
+    p.add_argument("--out", required=True, help="the .safetensors file to write (its index goes next to it)")
+    p.add_argument("--loops", choices=("collapse", "expand"), default="collapse",
+                   help="expand: also one value per loop-body node and iteration")
+    return p
+
+
+def run_dump(args: argparse.Namespace, target: "Function | LoadedModule", function: Function, inputs: Sequence[object]) -> int:
+    """Evaluate ``target`` on ``inputs`` and write the dump; returns the exit code."""
+    index, count = write_program_dump(target, tuple(inputs), args.out, loops=args.loops)
+    print(f"wrote {count} value(s) to {args.out} and its index {index}")
+    return 0
+
+
+def register_diff(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> argparse.ArgumentParser:
+    """Add ``tfexec diff``."""
+    floats = ", ".join(f"{d.short} {t}" for d, t in DEFAULT_TOLERANCES.items())
+    p = sub.add_parser(
+        "diff", help="compare two dumps with per-dtype tolerances and name the first divergence",
+        description="Compare dump B (actual) with dump A (expected) node by node: same dtype, same shape, and "
+        f"values within the dtype's tolerance (defaults: {floats}; integers and b1 exact). Either dump may come "
+        "from another runtime (docs/dump-format.md); the order and the op/location columns come from the indexes.",
+    )
+    p.add_argument("a", metavar="A", help="the expected dump (.safetensors, or its .index.json)")
+    p.add_argument("b", metavar="B", help="the actual dump")
+    p.add_argument("--rtol", type=float, default=None, help="relative tolerance for every float dtype")
+    p.add_argument("--atol", type=float, default=None, help="absolute tolerance for every float dtype")
+    p.add_argument("--tol", action="append", default=[], metavar="DTYPE=RTOL,ATOL",
+                   help="the tolerance of one dtype, e.g. bf16=2e-2,1e-3 (repeatable)")
+    p.add_argument("--exact", action="store_true", help="every value must be equal (NaN equals NaN)")
+    p.add_argument("--allow-missing", action="store_true",
+                   help="keys only one dump has are listed but do not fail the comparison")
+    return p
+
+
+def run_diff(args: argparse.Namespace) -> int:
+    """Compare the two dumps and print the per-node table; returns the exit code."""
+    tolerances = parse_tolerances(args.tol, args.rtol, args.atol, args.exact)
+    try:
+        report = compare_tables(args.a, args.b, tolerances=tolerances, allow_missing=args.allow_missing)
+    except DumpError as exc:
+        raise CompareUsageError(str(exc)) from None
+    print(report)
+    return 0 if report.ok else 1
+
+
+def parse_tolerances(
+    items: Sequence[str], rtol: float | None = None, atol: float | None = None, exact: bool = False
+) -> dict[DType, Tolerance]:
+    """The tolerance overrides a command line asks for (``--rtol/--atol``, ``--tol``, ``--exact``)."""
+    out: dict[DType, Tolerance] = {}
+    for dtype in DType:
+        default = DEFAULT_TOLERANCES.get(dtype)
+        if exact:
+            out[dtype] = EXACT
+        elif default is not None and (rtol is not None or atol is not None):
+            out[dtype] = _tolerance(default.rtol if rtol is None else rtol, default.atol if atol is None else atol)
+    for item in items:
+        name, _, values = item.partition("=")
+        parts = values.split(",")
+        try:
+            dtype = DType.from_short(name.strip())
+            if len(parts) != 2:
+                raise ValueError
+            out[dtype] = _tolerance(float(parts[0]), float(parts[1]))
+        except ValueError:
+            raise CompareUsageError(f"--tol expects DTYPE=RTOL,ATOL (e.g. bf16=2e-2,1e-3), got {item!r}") from None
+    return out
+
+
+def _tolerance(rtol: float, atol: float) -> Tolerance:
+    try:
+        return Tolerance(rtol, atol)
+    except ValueError as exc:
+        raise CompareUsageError(str(exc)) from None
