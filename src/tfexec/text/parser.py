@@ -64,13 +64,8 @@ from tfexec.ir.expr import Function
 from tfexec.ir.module import IRModule
 from tfexec.ir.types import TensorType
 from tfexec.text import grammar as g
-from tfexec.text._parse_body import (
-    FunctionParser,
-    ModuleScope,
-    is_docstring,
-    no_values,
-    statement_message,
-)
+from tfexec.text._parse_body import FunctionParser, is_docstring, statement_message
+from tfexec.text._parse_expr import ModuleScope, no_values
 from tfexec.text.source import Source, parse_python, split_lines
 
 T = TypeVar("T")
