@@ -31,6 +31,7 @@ Grammar (each spelling is what the printer emits)::
                 | '(' expr, ... ')'  |  expr '[' INT ']'      # Tuple and TupleGetItem
     scalar     := INT | FLOAT | True | False | 'float("inf")' | 'float("-inf")' | 'float("nan")' (signed)
     type       := DT '[' dims ']' ['@' layout] | '(' type, ... ')'          # DT: b1 i8 ... f64
+                | 'tuple[' type, ... ']'                      # the same tuple type; prints as '(' ... ')'
     dim        := INT | NAME (a DimVar) | dim (+ - * // %) dim | min(dim, dim) | max(dim, dim)
 
 Design notes:
