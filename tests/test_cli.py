@@ -168,6 +168,9 @@ def test_a_wrong_declared_return_type_is_a_type_error_before_anything_runs(
         ([MLP, "--dim", "B=-1"], "--dim B=-1: a size is a whole number, 0 or more"),
         ([MLP, "--dim", "B"], "--dim expects NAME=SIZE"),
         ([MLP, "--dim", "B=two"], "--dim expects NAME=SIZE"),
+        ([MLP, "--dim", "B=1000000000000"], "cannot make a random input x: f32[B, 64] with B=1000000000000: "),
+        ([MLP, "--dim", "B=99999999999999999999999"], "cannot make a random input x: f32[B, 64]"),
+        ([MLP, "--dim", "B=2", "--out", "/no/such/dir/out.safetensors"], "--out /no/such/dir/out.safetensors: no such directory"),
     ],
 )
 def test_every_dim_needs_a_size_and_unknown_dims_are_refused(
@@ -364,11 +367,21 @@ def test_an_internal_error_is_one_line_too(monkeypatch: pytest.MonkeyPatch, caps
     def broken(*args: object) -> object:
         raise RuntimeError("something tfexec did not expect")
 
+    def broken_over_lines(*args: object) -> object:
+        raise RuntimeError("first line\nframe #0: c10::Error\nframe #1: ...")
+
+    monkeypatch.setattr(tfexec, "evaluate", broken_over_lines)
+    assert main(["run", MLP, "--dim", "B=2"]) == 1
+    err = capsys.readouterr().err
+    assert err.strip().endswith("RuntimeError: first line")
+    _one_clean_line(err)
     monkeypatch.setattr(tfexec, "evaluate", broken)
     assert main(["run", MLP, "--dim", "B=2"]) == 1
     err = capsys.readouterr().err
     assert "internal error (a bug in tfexec; --debug shows the traceback): RuntimeError: something tfexec did not expect" in err
     _one_clean_line(err)
+    assert main(["run", MLP, "--dim", "B=2", "--debug"]) == 1
+    assert "Traceback" in capsys.readouterr().err
 
 
 def test_a_closed_stdout_is_no_traceback_and_keeps_the_verdict(tmp_path: Path) -> None:

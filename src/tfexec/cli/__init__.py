@@ -86,18 +86,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         except KeyboardInterrupt:
             return 130
-        except Exception as exc:  # a bug in tfexec, never a user's mistake: say so, without a traceback
-            _fail(args, exc, f"internal error (a bug in tfexec; --debug shows the traceback): {type(exc).__name__}")
+        except Exception as exc:  # a bug in tfexec, never a user's mistake: say so, in one line
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            kind = f"internal error (a bug in tfexec; --debug shows the traceback): {type(exc).__name__}"
+            _fail(args, first, kind, exc)
             return 1
         sys.stdout.flush()
         return code
 
 
-def _fail(args: argparse.Namespace, exc: BaseException, kind: str | None) -> None:
-    if args.debug:
-        traceback.print_exception(exc)
+def _fail(args: argparse.Namespace, message: object, kind: str | None, exc: BaseException | None = None) -> None:
+    error = exc if exc is not None else message
+    if args.debug and isinstance(error, BaseException):
+        traceback.print_exception(error)
     prefix = f"{kind}: " if kind else ""
-    print(f"tfexec {args.command}: {prefix}{exc}", file=sys.stderr)
+    print(f"tfexec {args.command}: {prefix}{message}", file=sys.stderr)
 
 
 @contextlib.contextmanager

@@ -6,7 +6,9 @@ import argparse
 import torch
 
 from tfexec.cli.check import LOOPS_HELP
-from tfexec.cli.common import Subparsers, add_program_arguments, flatten, load_program, note, progress, type_check
+from tfexec.cli.common import (
+    Subparsers, add_program_arguments, check_out, flatten, load_program, note, progress, type_check, write_out,
+)
 from tfexec.cli.inputs import add_input_arguments, prepare
 
 
@@ -28,9 +30,9 @@ def run(args: argparse.Namespace) -> int:
     """Evaluate keeping the whole table and write it."""
     from tfexec.evaluator.value import Value
     from tfexec.evaluator.visitor import evaluate_value
-    from tfexec.loading import write_tensors
 
     program = load_program(args.file, args.function)
+    check_out(args.out)
     type_check(program)
     prepared = prepare(program, args)
     for line in prepared.notes:
@@ -41,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     flat: dict[str, torch.Tensor] = {}
     for key, value in table.items():
         flatten(key, value, flat)
-    write_tensors(flat, args.out, metadata={"tfexec.order": "\n".join(flat)})
+    write_out(flat, args.out, metadata={"tfexec.order": "\n".join(flat)})
     dims = prepared.dims_line()
     if dims is not None:
         print(dims)

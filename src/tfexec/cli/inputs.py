@@ -170,7 +170,7 @@ def prepare(program: Program, args: argparse.Namespace) -> Run:
             raise UsageError(_missing(fn, missing, "random inputs need a size for every dim"))
         dims = {n: given[n] for n in used}
         gen = torch.Generator().manual_seed(0 if args.seed is None else args.seed)
-        inputs = [_random_value(p.type, dims, gen) for p in fn.params]
+        inputs = [_random_input(p, dims, gen) for p in fn.params]
     missing = [n for n in used if n not in dims]
     if missing:
         raise UsageError(_missing(fn, missing, "no input binds them"))
@@ -237,6 +237,16 @@ def _read_inputs(fn: Function, path: str) -> tuple[list[object], dict[str, tuple
 def _dtype_name(dtype: torch.dtype) -> str:
     known = {d.torch: d for d in DType}
     return str(known[dtype]) if dtype in known else str(dtype).removeprefix("torch.")
+
+
+def _random_input(param: Var, dims: dict[str, int], gen: torch.Generator) -> object:
+    """A random value for ``param``; sizes torch cannot allocate are the dims' fault (a usage error)."""
+    try:
+        return _random_value(param.type, dims, gen)
+    except (RuntimeError, TypeError, ValueError, OverflowError, MemoryError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        sizes = ", ".join(f"{k}={v}" for k, v in dims.items())
+        raise UsageError(f"cannot make a random input {param.name}: {param.type} with {sizes}: {first}") from None
 
 
 def _random_value(t: Type, dims: dict[str, int], gen: torch.Generator) -> object:

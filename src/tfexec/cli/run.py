@@ -5,7 +5,9 @@ import argparse
 
 import torch
 
-from tfexec.cli.common import Subparsers, add_program_arguments, flatten, load_program, note, progress, show, type_check
+from tfexec.cli.common import (
+    Subparsers, add_program_arguments, check_out, flatten, load_program, note, progress, show, type_check, write_out,
+)
 from tfexec.cli.inputs import add_input_arguments, prepare
 
 
@@ -27,6 +29,8 @@ def run(args: argparse.Namespace) -> int:
     import tfexec
 
     program = load_program(args.file, args.function)
+    if args.out:
+        check_out(args.out)
     type_check(program)
     prepared = prepare(program, args)
     for line in prepared.notes:
@@ -37,11 +41,9 @@ def run(args: argparse.Namespace) -> int:
     if dims is not None:
         print(dims)
     if args.out:
-        from tfexec.loading import write_tensors
-
         flat: dict[str, torch.Tensor] = {}
         flatten("output", out, flat)
-        write_tensors(flat, args.out)
+        write_out(flat, args.out)
         print(f"wrote {len(flat)} tensor(s) to {args.out}")
     else:
         show("output", out)
