@@ -252,6 +252,16 @@ def test_inputs_conflicting_with_dim_random_or_seed_are_refused(
     assert main(["run", MLP, "--inputs", str(inputs), "--dim", "B=3"]) == 0  # agreeing is fine
 
 
+def test_an_input_of_the_wrong_rank_is_refused_by_the_run_not_called_a_missing_dim(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    inputs = tmp_path / "in.safetensors"
+    write_tensors({"x": torch.randn(64), "w1": torch.randn(64, 256), "w2": torch.randn(256, 64)}, inputs)
+    assert main(["run", MLP, "--inputs", str(inputs)]) == 1
+    err = capsys.readouterr().err
+    assert "mlp: parameter x (input 0): expected rank 2 (f32[B, 64]), found rank 1 shape [64]" in err and "--dim" not in err
+
+
 def test_inputs_of_another_dtype_are_cast_with_a_note(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     inputs = tmp_path / "in.safetensors"
     write_tensors({"x": torch.randn(3, 64, dtype=torch.float64), "w1": torch.randn(64, 256), "w2": torch.randn(256, 64)}, inputs)

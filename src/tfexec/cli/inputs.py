@@ -153,6 +153,7 @@ def prepare(program: Program, args: argparse.Namespace) -> Run:
         has = f"its dims are {', '.join(used)}" if used else "it has no symbolic dims"
         listed = ", ".join(f"{n}={given[n]}" for n in unknown)
         raise UsageError(f"--dim {listed}: {fn.name} uses no dim {' or '.join(unknown)} ({has})")
+    axes = _axis_dims(fn.params)
     if args.inputs is not None:
         if args.random:
             raise UsageError("--inputs and --random are two sources of inputs: give one")
@@ -162,6 +163,11 @@ def prepare(program: Program, args: argparse.Namespace) -> Run:
         for name, size in given.items():
             if name in bound and bound[name][0] != size:
                 raise UsageError(f"--dim {name}={size} disagrees with --inputs: {bound[name][1]} has size {bound[name][0]}")
+        # A parameter axis binds its dim (or evaluate refuses the input, e.g. of the wrong rank);
+        # every other dim needs --dim.
+        missing = [n for n in used if n not in axes and n not in given]
+        if missing:
+            raise UsageError(_missing(fn, missing, "no input binds them"))
         dims = {n: bound[n][0] if n in bound else given[n] for n in used if n in bound or n in given}
     else:
         notes = []
@@ -171,10 +177,7 @@ def prepare(program: Program, args: argparse.Namespace) -> Run:
         dims = {n: given[n] for n in used}
         gen = torch.Generator().manual_seed(0 if args.seed is None else args.seed)
         inputs = [_random_input(p, dims, gen) for p in fn.params]
-    missing = [n for n in used if n not in dims]
-    if missing:
-        raise UsageError(_missing(fn, missing, "no input binds them"))
-    unbound = [n for n in used if n not in _axis_dims(fn.params)]
+    unbound = [n for n in used if n not in axes]
     target = program.target
     extra: tuple[torch.Tensor, ...] = ()
     if unbound:
