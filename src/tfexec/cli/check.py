@@ -33,7 +33,7 @@ def add_parser(sub: Subparsers, parent: argparse.ArgumentParser) -> argparse.Arg
 
 def run(args: argparse.Namespace) -> int:
     """Compare the routes; exit 0 only for a program that ran and agrees."""
-    from tfexec.equivalence import check_equivalence
+    from tfexec import check_equivalence
 
     program = load_program(args.file, args.function)
     type_check(program)

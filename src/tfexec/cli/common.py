@@ -15,8 +15,8 @@ from typing import TypeAlias
 
 import torch
 
+from tfexec import infer_types
 from tfexec.errors import ModuleLoadError, ParseError, TfexecError
-from tfexec.infer import infer_types
 from tfexec.ir.dtypes import DType
 from tfexec.ir.expr import Function
 from tfexec.ir.module import IRModule

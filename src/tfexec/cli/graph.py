@@ -18,7 +18,7 @@ def add_parser(sub: Subparsers, parent: argparse.ArgumentParser) -> argparse.Arg
 
 def run(args: argparse.Namespace) -> int:
     """Lower and render."""
-    from tfexec.forward.lower import lower
+    from tfexec import lower
     from tfexec.forward.picture import render
 
     program = load_program(args.file, args.function)
