@@ -1,9 +1,11 @@
 """The generated docs (src/tfexec/docs/): docs/ops.md and docs/spec-coverage.md are what the
 generators produce now; every op has a complete entry; every spec clause and lemma has a
-test; and the generators notice what they exist to notice (a removed marker is a gap, a
-refusal that does not cite its label fails generation)."""
+test; every program of docs/text-form.md runs and its outputs are current; and the
+generators notice what they exist to notice (a removed marker is a gap, a refusal that
+does not cite its label fails generation, an example that fails fails the check)."""
 
 import difflib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -17,6 +19,8 @@ from tfexec.docs import _opref
 from tfexec.docs._cli import main as docs_main
 from tfexec.docs._coverage import CoverageError, check_quotes, load_clauses, render_coverage
 from tfexec.docs._examples import example_input, format_number
+from tfexec.docs._textform import PAGE as TEXT_FORM_PAGE, STATEMENT_FORMS, TextFormError, anchor
+from tfexec.docs._textform import examples as text_form_examples, refresh as refresh_text_form
 from tfexec.ir.dtypes import DType
 from tfexec.ir.ops.base import Op, Operand
 from tfexec.ir.ops.catalogue import ALL_OPS
@@ -435,3 +439,72 @@ def test_docs_commands_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "| `s1.second` | B holds too. | **gap** |" in captured.out and "gap: clause s1.second" in captured.err
     assert cli.main(["docs", "coverage", "--root", str(ROOT), "-o", str(tmp_path / "cov.md")]) == 0
     assert (tmp_path / "cov.md").read_text(encoding="utf-8") == (ROOT / DOCS["coverage"]).read_text(encoding="utf-8")
+
+
+def test_tfexec_ops_answers_a_word_of_the_text_form_with_its_section(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["ops", "grid"]) == 0
+    captured = capsys.readouterr()
+    assert "`grid` is not an op but a word of the text form" in captured.out
+    assert "docs/text-form.md#loops-and-carries" in captured.out and "sigmoid" not in captured.out + captured.err
+    page = (ROOT / TEXT_FORM_PAGE).read_text(encoding="utf-8")
+    headings = {anchor(line.lstrip("#")) for line in page.splitlines() if line.startswith("#")}
+    for name, (_, section) in STATEMENT_FORMS.items():
+        assert cli.main(["ops", name]) == 0, name
+        assert f"#{anchor(section)}" in capsys.readouterr().out
+        assert anchor(section) in headings, section
+    assert cli.main(["ops", "gird"]) == 2
+    assert "did you mean grid?" in capsys.readouterr().err
+
+
+# -- the text-form reference (docs/text-form.md) ----------------------------------------------------------
+
+
+def _headings() -> str:
+    """A page holding every section STATEMENT_FORMS points to, and nothing else."""
+    return "\n".join(f"## {section}" for section in sorted({s for _, s in STATEMENT_FORMS.values()})) + "\n"
+
+
+def test_every_program_of_the_text_form_reference_is_parsed_printed_and_evaluated() -> None:
+    page = (ROOT / TEXT_FORM_PAGE).read_text(encoding="utf-8")
+    blocks = text_form_examples(page)
+    assert sum(b.kind == "example" for b in blocks) >= 15 and sum(b.kind == "refused" for b in blocks) >= 10
+    assert refresh_text_form(page) == page
+    programs = "\n".join(b.text for b in blocks)
+    for construct in (
+        "for k, acc in grid(K // 16, acc0):", "carry(add(acc, tile))", "for i, (m, l) in grid(N // 8, m0, l0):",
+        "value(scaled)", "= const()", "const('out.bias')", "class norm:", "@entry", "-> tuple[f32[R, 1], f32[R, 1]]",
+        '-float("inf")', "top, total = stats(x)", "x = add(x, 1.0)", "return scale(once)", "constant([], dtype=f32, shape=(0, 3))",
+    ):
+        assert construct in programs, construct
+    assert "keys: f/x, f/x#1" in page and "keys: f/scale/%2, f/once, f/scale#1/%2, f/%2" in page
+    assert "ParseError: example:2:12: operators are not part of the HIR text form; write mul(...)" in page
+    assert "TypeInferenceError: example:1:1 def f: declared return type" in page
+
+
+def test_text_form_outputs_are_written_in_place_and_kept_current() -> None:
+    program = "```python example\ndef f(x: f32[2]) -> f32[2]:\n    return neg(x)\n```\n"
+    fresh = refresh_text_form(_headings() + program + "after\n")
+    assert fresh.endswith(program + "```text\nx = f32[2] [-0.5, 0.0]\nresult = f32[2] [0.5, -0.0]\n```\nafter\n")
+    stale = fresh.replace("[0.5, -0.0]", "[1.0, 2.0]")
+    assert refresh_text_form(stale) == fresh
+
+
+@pytest.mark.parametrize(
+    ("block", "message"),
+    [
+        ("```python example\ndef f(x: f32[2]) -> f32[3]:\n    return neg(x)\n```\n", "fails: TypeInferenceError"),
+        ("```python example\ndef f(x: f32[B]) -> f32[B]:\n    return neg(x)\n```\n", "give its size on the fence line"),
+        ("```python refused\ndef f(x: f32[2]) -> f32[2]:\n    return neg(x)\n```\n", "ran without an error"),
+        ("```python example 3\ndef f(x: f32[2]) -> f32[2]:\n    return neg(x)\n```\n", "unknown option '3'"),
+        ("```python example\ndef f(x: f32[2]) -> f32[2]:\n    return neg(x)\n", "never closes"),
+    ],
+    ids=["type-error", "dim-without-size", "refusal-runs", "bad-option", "unclosed"],
+)
+def test_a_text_form_example_that_fails_or_a_refusal_that_runs_fails_the_check(block: str, message: str) -> None:
+    with pytest.raises(TextFormError, match=re.escape(message)):
+        refresh_text_form(_headings() + block)
+
+
+def test_a_text_form_page_without_a_section_tfexec_ops_points_to_fails_the_check() -> None:
+    with pytest.raises(TextFormError, match="names section 'Loops and carries', which the page lacks"):
+        refresh_text_form(_headings().replace("## Loops and carries\n", ""))

@@ -7,7 +7,7 @@ file and its JSON index); ``diff`` compares two dumps — tfexec's and another r
 """
 
 import argparse
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from tfexec.compare._format import DumpError
 from tfexec.compare._tables import compare_tables, write_program_dump
@@ -21,20 +21,11 @@ class CompareUsageError(Exception):
     """Bad command-line input for ``tfexec dump`` or ``tfexec diff`` (exit code 2)."""
 
 
-def register_dump(sub: "argparse._SubParsersAction[argparse.ArgumentParser]",
-                  program_arguments: Callable[[argparse.ArgumentParser], None]) -> argparse.ArgumentParser:
-    """Add ``tfexec dump`` (its program arguments come from ``program_arguments``)."""
-    p = sub.add_parser(
-        "dump", help="write every intermediate value, keyed by node key, with its JSON index",
-        description="Evaluate the program with tfexec and write every node's value to OUT (safetensors, one "
-        "tensor per node key) and its index next to it (OUT with .index.json for .safetensors): key, node, op, "
-        "location, shape and dtype of each tensor, in topological order. The format is docs/dump-format.md.",
-    )
-    program_arguments(p)
-    p.add_argument("--out", required=True, help="the .safetensors file to write (its index goes next to it)")
-    p.add_argument("--loops", choices=("collapse", "expand"), default="collapse",
-                   help="expand: also one value per loop-body node and iteration")
-    return p
+DUMP_DESCRIPTION = (
+    "Evaluate the program with tfexec and write every node's value to OUT (safetensors, one tensor per node "
+    "key) and its index next to it (OUT with .index.json for .safetensors): key, node, op, location, shape and "
+    "dtype of each tensor, in topological order. The format is docs/dump-format.md."
+)
 
 
 def run_dump(args: argparse.Namespace, target: "Function | LoadedModule", function: Function, inputs: Sequence[object]) -> int:
@@ -44,15 +35,18 @@ def run_dump(args: argparse.Namespace, target: "Function | LoadedModule", functi
     return 0
 
 
-def register_diff(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> argparse.ArgumentParser:
-    """Add ``tfexec diff``."""
+def diff_description() -> str:
+    """What ``tfexec diff`` does, with the default tolerances."""
     floats = ", ".join(f"{d.short} {t}" for d, t in DEFAULT_TOLERANCES.items())
-    p = sub.add_parser(
-        "diff", help="compare two dumps with per-dtype tolerances and name the first divergence",
-        description="Compare dump B (actual) with dump A (expected) node by node: same dtype, same shape, and "
-        f"values within the dtype's tolerance (defaults: {floats}; integers and b1 exact). Either dump may come "
-        "from another runtime (docs/dump-format.md); the order and the op/location columns come from the indexes.",
+    return (
+        "Compare dump B (actual) with dump A (expected) node by node: same dtype, same shape, and values within "
+        f"the dtype's tolerance (defaults: {floats}; integers and b1 exact). Either dump may come from another "
+        "runtime (docs/dump-format.md); the order and the op/location columns come from the indexes."
     )
+
+
+def add_diff_arguments(p: argparse.ArgumentParser) -> None:
+    """The arguments of ``tfexec diff``."""
     p.add_argument("a", metavar="A", help="the expected dump (.safetensors, or its .index.json)")
     p.add_argument("b", metavar="B", help="the actual dump")
     p.add_argument("--rtol", type=float, default=None, help="relative tolerance for every float dtype")
@@ -62,7 +56,6 @@ def register_diff(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") ->
     p.add_argument("--exact", action="store_true", help="every value must be equal (NaN equals NaN)")
     p.add_argument("--allow-missing", action="store_true",
                    help="keys only one dump has are listed but do not fail the comparison")
-    return p
 
 
 def run_diff(args: argparse.Namespace) -> int:

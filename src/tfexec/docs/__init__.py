@@ -1,4 +1,5 @@
-"""Generated documentation that cannot drift: the op reference and the spec coverage matrix.
+"""Generated documentation that cannot drift: the op reference, the spec coverage matrix and
+the text-form reference's examples.
 
 ``docs/ops.md`` (``render_ops``) is read from the code: for every op of
 ``tfexec.ir.ops.catalogue.ALL_OPS``, its builder's signature (``tfexec.ops``), its
@@ -6,9 +7,11 @@ attributes (the op class's dataclass fields), its docstring, and examples that t
 parses, prints and evaluates while the page is generated. ``docs/spec-coverage.md``
 (``render_coverage``) lists every clause of ``docs/spec_clauses.toml`` with the tests of
 ``tests/spec/`` that mark it (``@pytest.mark.spec("s2.dimvar-agree")``), and every lemma of
-``proofs_notes/`` with its ``Checked by:`` tests. ``python -m tfexec.docs --check`` (CI)
-regenerates both, fails with a diff when a committed copy is stale, and fails on a gap;
-``--write`` rewrites them.
+``proofs_notes/`` with its ``Checked by:`` tests. ``docs/text-form.md``, the language
+reference of the text form, is written by hand; its example programs are run and the
+output block after each is recomputed (``_textform``). ``python -m tfexec.docs --check``
+(CI) regenerates all three, fails with a diff when a committed copy is stale, and fails on
+a gap; ``--write`` rewrites them.
 
 The op docstring convention
 ===========================

@@ -6,9 +6,13 @@ from pathlib import Path
 
 from tfexec.docs._coverage import CLAUSES_FILE, CoverageError, check_quotes, coverage, load_clauses, render_coverage
 from tfexec.docs._opref import DocsError, render_ops
+from tfexec.docs._textform import PAGE as TEXT_FORM_PAGE, TextFormError, refresh as refresh_text_form
 
-DOCS: dict[str, Path] = {"ops": Path("docs/ops.md"), "coverage": Path("docs/spec-coverage.md")}
-"""The generated pages, relative to the repository root."""
+DOCS: dict[str, Path] = {
+    "ops": Path("docs/ops.md"), "coverage": Path("docs/spec-coverage.md"), "text-form": TEXT_FORM_PAGE,
+}
+"""The generated or checked pages, relative to the repository root. ``text-form`` is written by
+hand; generation recomputes the output of its examples."""
 MAX_DIFF_LINES = 120
 
 
@@ -31,10 +35,19 @@ def find_root(explicit: Path | None = None) -> Path:
 
 
 def generate(root: Path) -> dict[str, str]:
-    """Both pages, freshly generated, keyed as ``DOCS`` is."""
+    """Every page, freshly generated, keyed as ``DOCS`` is (a ``TextFormError`` when the
+    text-form reference is missing or one of its examples fails)."""
+
+    def text_form() -> str:
+        path = root / TEXT_FORM_PAGE
+        if not path.is_file():
+            raise TextFormError(f"{TEXT_FORM_PAGE} is missing (it is written by hand; restore it from git)")
+        return refresh_text_form(path.read_text(encoding="utf-8"))
+
     makers: dict[str, Callable[[], str]] = {
         "ops": render_ops,
         "coverage": lambda: render_coverage(coverage(root)),
+        "text-form": text_form,
     }
     return {name: make() for name, make in makers.items()}
 
@@ -54,7 +67,7 @@ def check(root: Path) -> list[str]:
     problems: list[str] = []
     try:
         pages = generate(root)
-    except (DocsError, CoverageError) as exc:
+    except (DocsError, CoverageError, TextFormError) as exc:
         return [str(exc)]
     for name, text in pages.items():
         path = root / DOCS[name]
@@ -75,7 +88,7 @@ def check(root: Path) -> list[str]:
 
 
 def write(root: Path) -> list[Path]:
-    """Regenerate both pages under ``root``; returns the paths written."""
+    """Regenerate every page under ``root``; returns the paths written."""
     pages = generate(root)
     written = []
     for name, text in pages.items():

@@ -11,6 +11,7 @@ from pathlib import Path
 from tfexec.docs._check import NoCheckout, check, find_root, write
 from tfexec.docs._coverage import CoverageError, coverage, render_coverage
 from tfexec.docs._opref import DocsError, find_op, op_reference, render_entry, render_index, render_ops
+from tfexec.docs._textform import STATEMENT_FORMS, TextFormError, statement_form
 from tfexec.ir.ops.catalogue import OPS_BY_NAME
 
 ACTIONS = ("ops", "coverage", "check", "write")
@@ -49,7 +50,7 @@ def run_docs(action: str, root: str | None = None, out: str | None = None) -> in
             problems = list(coverage(checkout).problems)
         else:
             problems = check(checkout)
-    except (DocsError, CoverageError) as exc:
+    except (DocsError, CoverageError, TextFormError) as exc:
         print(f"tfexec docs: {exc}", file=sys.stderr)
         return 1
     for problem in problems:
@@ -63,14 +64,19 @@ def run_docs(action: str, root: str | None = None, out: str | None = None) -> in
 
 
 def run_ops(name: str | None) -> int:
-    """Print one op's reference entry, or every op's name and summary when ``name`` is None.
+    """Print one op's reference entry, or every op's name and summary when ``name`` is None; a
+    statement form of the text form (``grid``) points to its section of docs/text-form.md.
     An unknown name raises ``UnknownOp`` naming the closest ones."""
     if name is None:
         sys.stdout.write(render_index())
         return 0
+    form = statement_form(name)
+    if form is not None:
+        sys.stdout.write(form)
+        return 0
     cls = find_op(name)
     if cls is None:
-        close = difflib.get_close_matches(name, sorted(OPS_BY_NAME), n=4, cutoff=0.5)
+        close = difflib.get_close_matches(name, sorted(OPS_BY_NAME) + sorted(STATEMENT_FORMS), n=4, cutoff=0.5)
         hint = f"; did you mean {', '.join(close)}?" if close else "; `tfexec ops` lists them"
         raise UnknownOp(f"no op named {name!r}{hint}")
     try:
@@ -86,7 +92,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tfexec.docs", description="Print, write or check the generated docs.")
     parser.add_argument("what", nargs="?", choices=("ops", "coverage"), help="print one page to stdout")
     parser.add_argument("--check", action="store_true", help="fail (exit 1, with a diff) if a page is stale or has a gap")
-    parser.add_argument("--write", action="store_true", help="rewrite docs/ops.md and docs/spec-coverage.md")
+    parser.add_argument(
+        "--write", action="store_true",
+        help="rewrite docs/ops.md and docs/spec-coverage.md, and the example outputs of docs/text-form.md",
+    )
     parser.add_argument("--root", help="the checkout (default: found from the working directory)")
     parser.add_argument("-o", "--out", help="write the page here instead of stdout")
     args = parser.parse_args(argv)

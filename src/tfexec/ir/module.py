@@ -54,6 +54,25 @@ class IRModule:
             known = ", ".join(sorted(self.functions)) or "none"
             raise IRConstructionError(f"IRModule.entry {self.entry!r} is not one of its functions ({known})")
 
+    @property
+    def entry_function(self) -> Function:
+        """The function to run: the ``@entry`` one, else the module's only function.
+
+        A ``LookupError`` says what to do instead when there is neither (no functions, or
+        several and no entry): pick one with ``function(name)``.
+        """
+        if self.entry is not None:
+            return self.functions[self.entry]
+        if len(self.functions) == 1:
+            return next(iter(self.functions.values()))
+        if not self.functions:
+            raise LookupError("this module has no functions, so no entry function")
+        names = ", ".join(sorted(self.functions))
+        raise LookupError(
+            f"this module has {len(self.functions)} functions ({names}) and no entry: "
+            "mark one @entry, or pick one with module.function(name)"
+        )
+
     def function(self, name: str) -> Function:
         """The function called ``name``; a ``KeyError`` lists the known names."""
         try:

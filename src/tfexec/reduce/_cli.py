@@ -22,21 +22,20 @@ from tfexec.reduce._flatten import ReductionError, flatten
 from tfexec.reduce._search import Step
 from tfexec.reduce._surgery import Candidate
 
-__all__ = ["ReduceUsageError", "register_reduce", "run_reduce"]
+__all__ = ["REDUCE_DESCRIPTION", "ReduceUsageError", "add_reduce_arguments", "run_reduce"]
 
 
-def register_reduce(sub: "argparse._SubParsersAction[argparse.ArgumentParser]",
-                    program_arguments: Callable[[argparse.ArgumentParser], None]) -> argparse.ArgumentParser:
-    """Add ``tfexec reduce`` (its program arguments come from ``program_arguments``)."""
-    p = sub.add_parser(
-        "reduce", help="shrink a program on which a check command fails to a minimal one that still fails",
-        description="Delta-debug FILE's nodes (bisect, then linear, until no single removal keeps the failure). "
-        "A cut node becomes a parameter fed with tfexec's value for it; calls are inlined and weights become "
-        "parameters. Each candidate is written as program.tf.py and inputs.safetensors and CHECK runs on them "
-        "(no shell): it fails when it exits non-zero and, with --fail-regex, its output matches. The result goes "
-        "to --out, and CHECK runs once more on exactly those files.",
-    )
-    program_arguments(p)
+REDUCE_DESCRIPTION = (
+    "Delta-debug PROGRAM's nodes (bisect, then linear, until no single removal keeps the failure). A cut node "
+    "becomes a parameter fed with tfexec's value for it; calls are inlined and weights become parameters. Each "
+    "candidate is written as program.tf.py and inputs.safetensors and CHECK runs on them (no shell): it fails when "
+    "it exits non-zero and, with --fail-regex, its output matches. The result goes to --out, and CHECK runs once "
+    "more on exactly those files."
+)
+
+
+def add_reduce_arguments(p: argparse.ArgumentParser) -> None:
+    """The arguments of ``tfexec reduce`` besides the program and its inputs."""
     p.add_argument("--check", required=True, metavar='"COMMAND {program} {inputs}"',
                    help="the command that fails on the program; {program} and {inputs} become the candidate's files")
     p.add_argument("--fail-regex", metavar="R", help="count a failure only when R is found in the command's output")
@@ -46,7 +45,6 @@ def register_reduce(sub: "argparse._SubParsersAction[argparse.ArgumentParser]",
                    help="a check running longer counts as not failing (default 300)")
     p.add_argument("--max-checks", type=int, default=None, metavar="N",
                    help="stop after N checks with the smallest failing program so far")
-    return p
 
 
 def run_reduce(args: argparse.Namespace, target: "Function | LoadedModule", function: Function, inputs: Sequence[object]) -> int:

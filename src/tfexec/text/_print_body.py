@@ -8,16 +8,12 @@ and ``v0``, ``v1``… without a preference; it is deterministic in allocation or
 makes printing a fixed point after one print.
 """
 
-import dataclasses
 import keyword
 import re
 from collections.abc import Iterable
 
-import torch
-
 from tfexec.errors import TfexecError
 from tfexec.infer import infer_types
-from tfexec.ir.dims import DimExpr, DimVar
 from tfexec.ir.dtypes import DType
 from tfexec.ir.expr import (
     Call,
@@ -31,15 +27,14 @@ from tfexec.ir.expr import (
     Var,
 )
 from tfexec.ir.graph import post_order
-from tfexec.ir.ops.base import Op
-from tfexec.ir.types import Layout, ShardLayout, TensorType, TupleType, Type
+from tfexec.ir.types import TensorType, TupleType
 from tfexec.text import grammar as g
+from tfexec.text._print_values import attribute_texts, constant_text, dim_names_of, is_literal
 
 INLINE_DEPTH = 6
 """The deepest an unnamed expression is nested inline before it gets a name."""
 
 _INDEX = TensorType((), DType.int64)
-_DEFAULT_WEAK = {bool: TensorType((), DType.bool), int: TensorType((), DType.int64), float: TensorType((), DType.float32)}
 INDENT = "    "
 
 
@@ -256,7 +251,7 @@ class FunctionPrinter:
     def atom(self, node: Expr, uses: dict[int, int]) -> bool:
         if isinstance(node, ConstTensor):
             return id(node) in self.alias
-        if isinstance(node, Constant) and _literal(node):
+        if isinstance(node, Constant) and is_literal(node):
             return uses.get(id(node), 0) <= 1 and not _binding(node)
         return False
 
@@ -265,7 +260,7 @@ class FunctionPrinter:
     def lines(self) -> list[str]:
         fn = self.fn
         self.analyse()
-        taken = set(self.ctx.module_names) | _dim_names_of(fn, self.emission_order())
+        taken = set(self.ctx.module_names) | dim_names_of(fn, self.emission_order())
         self.alloc = Names(taken)
         params = []
         for p in fn.params:
@@ -362,7 +357,7 @@ class FunctionPrinter:
             target = node.target
             if isinstance(target, Function):
                 return f"{self.ctx.functions[id(target)]}({', '.join(args)})"
-            return f"{target.name}({', '.join(args + _attributes(target))})"
+            return f"{target.name}({', '.join(args + attribute_texts(target))})"
         if isinstance(node, Tuple):
             items = [self.ref(f) for f in node.fields]
             return "(" + items[0] + ",)" if len(items) == 1 else "(" + ", ".join(items) + ")"
@@ -370,7 +365,7 @@ class FunctionPrinter:
             inner = self.ref(node.tuple)
             return f"({inner})[{node.index}]" if inner.startswith("-") else f"{inner}[{node.index}]"
         if isinstance(node, Constant):
-            return _constant_text(node)
+            return constant_text(node)
         if isinstance(node, ConstTensor):
             if id(node) in self.alias:
                 return self.ctx.constants[node.name][0]
@@ -381,104 +376,6 @@ class FunctionPrinter:
 def _binding(node: Expr) -> str | None:
     span = node.span
     return span.binding if span is not None and span.binding else None
-
-
-def _literal(node: Constant) -> bool:
-    value = node.value
-    return node.weak and type(value) in _DEFAULT_WEAK and node.type == _DEFAULT_WEAK[type(value)]
-
-
-def _identical(a: object, b: object) -> bool:
-    if isinstance(a, tuple) and isinstance(b, tuple):
-        return len(a) == len(b) and all(_identical(x, y) for x, y in zip(a, b))
-    return type(a) is type(b) and a == b
-
-
-def _attributes(op: Op) -> list[str]:
-    required = g.required_attributes(type(op))
-    out = []
-    for f in dataclasses.fields(op):
-        value = getattr(op, f.name)
-        if f.name in required or f.default is dataclasses.MISSING or not _identical(value, f.default):
-            out.append(f"{f.name}={g.format_value(value)}")
-    return out
-
-
-def _list_shape(data: object) -> tuple[int, ...]:
-    dims = []
-    while isinstance(data, list):
-        dims.append(len(data))
-        if not data:
-            break
-        data = data[0]
-    return tuple(dims)
-
-
-def _data_text(data: object) -> str:
-    if isinstance(data, list):
-        return "[" + ", ".join(_data_text(x) for x in data) + "]"
-    assert isinstance(data, (bool, int, float))
-    return g.format_scalar(data)
-
-
-def _constant_text(node: Constant) -> str:
-    if _literal(node):
-        assert not isinstance(node.value, torch.Tensor)
-        return g.format_scalar(node.value)
-    t = node.type
-    extra = ""
-    if isinstance(node.value, torch.Tensor):
-        tensor = node.value.detach().cpu()
-        if tensor.dtype != t.dtype.torch:
-            tensor = tensor.to(t.dtype.torch)  # the parser makes tensors of the type's dtype
-        data = tensor.tolist() if tensor.dim() else [tensor.item()]
-        shape = tuple(tensor.shape)
-        if _list_shape(data) != shape:
-            extra = f", shape={g.format_value(shape)}"
-        text = _data_text(data)
-        plain = t.shape == shape and t.layout is None
-    else:
-        text = g.format_scalar(node.value)
-        plain = t.rank == 0 and t.layout is None
-    kind = f"dtype={t.dtype}" if plain else f"type={t}"
-    weak = ", weak=True" if node.weak else ""
-    return f"constant({text}, {kind}{extra}{weak})"
-
-
-def _dim_names(value: object, out: set[str]) -> None:
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, DimVar):
-            out.add(v.name)
-        elif isinstance(v, DimExpr):
-            stack += [v.lhs, v.rhs]
-        elif isinstance(v, tuple):
-            stack.extend(v)
-        elif isinstance(v, TensorType):
-            stack += [v.shape, v.layout]
-        elif isinstance(v, TupleType):
-            stack.extend(v.fields)
-        elif isinstance(v, Layout):
-            stack.append(v.shape)
-        elif isinstance(v, ShardLayout):
-            stack.append(v.layout)
-
-
-def _dim_names_of(fn: Function, nodes: list[Expr]) -> set[str]:
-    """DimVar names the function's text mentions: a local value may not take one."""
-    out: set[str] = set()
-    types: list[Type] = [p.type for p in fn.params] + ([fn.ret_type] if fn.ret_type is not None else [])
-    for node in nodes:
-        if isinstance(node, Call) and not isinstance(node.target, Function):
-            _dim_names(tuple(getattr(node.target, f.name) for f in dataclasses.fields(node.target)), out)
-        elif isinstance(node, GridRegionExpr):
-            _dim_names(node.extent, out)
-            types += [v.type for v in (node.induction_var, *node.carried_args)]
-        elif isinstance(node, (Constant, ConstTensor)):
-            types.append(node.type)
-    _dim_names(tuple(types), out)
-    return out
 
 
 __all__ = ["INLINE_DEPTH", "Context", "FunctionPrinter", "Names", "sanitize"]

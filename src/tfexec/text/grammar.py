@@ -150,7 +150,8 @@ def dim(src: Source, node: ast.expr, is_value: IsValueName) -> ShapeDim:
 
 
 def parse_type(src: Source, node: ast.expr, is_value: IsValueName) -> Type:
-    """A type: ``f32[B, 64]``, ``i64[()]``, ``(f32[4], i64[()])``, ``f32[8] @ Layout((2, 4))``."""
+    """A type: ``f32[B, 64]``, ``i64[()]``, ``(f32[4], i64[()])`` (or ``tuple[f32[4], i64[()]]``),
+    ``f32[8] @ Layout((2, 4))``."""
     if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in DTYPES:
         index = node.slice
         items = index.elts if isinstance(index, ast.Tuple) else [index]
@@ -166,8 +167,16 @@ def parse_type(src: Source, node: ast.expr, is_value: IsValueName) -> Type:
         return base.with_layout(layout)
     if isinstance(node, ast.Tuple):
         return TupleType(tuple(parse_type(src, e, is_value) for e in node.elts))
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "tuple":
+        # Python's spelling of a tuple type; the printer writes the parenthesised one.
+        index = node.slice
+        fields = index.elts if isinstance(index, ast.Tuple) else [index]
+        return TupleType(tuple(parse_type(src, e, is_value) for e in fields))
     if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
-        raise src.error(node.value, f"unknown dtype `{node.value.id}`; expected one of {', '.join(DTYPES)}")
+        raise src.error(
+            node.value, f"unknown dtype `{node.value.id}`; expected one of {', '.join(DTYPES)} "
+            "(a tuple type is written (f32[4], i64[()]) or tuple[f32[4], i64[()]])"
+        )
     raise src.error(
         node, f"expected a type such as f32[B, 64], i64[()], (f32[4], i64[()]) or f32[8] @ Layout((2, 4)), "
         f"got `{src.segment(node)}`"

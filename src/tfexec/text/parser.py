@@ -31,6 +31,7 @@ Grammar (each spelling is what the printer emits)::
                 | '(' expr, ... ')'  |  expr '[' INT ']'      # Tuple and TupleGetItem
     scalar     := INT | FLOAT | True | False | 'float("inf")' | 'float("-inf")' | 'float("nan")' (signed)
     type       := DT '[' dims ']' ['@' layout] | '(' type, ... ')'          # DT: b1 i8 ... f64
+                | 'tuple[' type, ... ']'                      # the same tuple type; prints as '(' ... ')'
     dim        := INT | NAME (a DimVar) | dim (+ - * // %) dim | min(dim, dim) | max(dim, dim)
 
 Design notes:
@@ -64,13 +65,8 @@ from tfexec.ir.expr import Function
 from tfexec.ir.module import IRModule
 from tfexec.ir.types import TensorType
 from tfexec.text import grammar as g
-from tfexec.text._parse_body import (
-    FunctionParser,
-    ModuleScope,
-    is_docstring,
-    no_values,
-    statement_message,
-)
+from tfexec.text._parse_body import FunctionParser, is_docstring, statement_message
+from tfexec.text._parse_expr import ModuleScope, no_values
 from tfexec.text.source import Source, parse_python, split_lines
 
 T = TypeVar("T")

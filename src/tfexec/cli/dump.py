@@ -1,0 +1,41 @@
+"""``tfexec dump PROGRAM --out FILE``: every intermediate value, keyed by node key, with its
+JSON index, in the dump format (docs/dump-format.md), for a comparison with another runtime
+(``tfexec diff``)."""
+
+import argparse
+
+from tfexec.cli.check import LOOPS_HELP
+from tfexec.cli.common import Subparsers, add_program_arguments, check_out, load_program, note, progress, type_check
+from tfexec.cli.inputs import add_input_arguments, prepare
+
+
+def add_parser(sub: Subparsers, parent: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Register ``dump``."""
+    from tfexec.compare._cli import DUMP_DESCRIPTION
+
+    p = sub.add_parser(
+        "dump", parents=[parent], help="write every intermediate value, keyed by node key, with its JSON index",
+        description="Type-check PROGRAM, then: " + DUMP_DESCRIPTION,
+    )
+    add_program_arguments(p)
+    add_input_arguments(p)
+    p.add_argument("--out", required=True, metavar="FILE", help="the .safetensors file to write (its index goes next to it)")
+    p.add_argument("--loops", choices=("collapse", "expand"), default="collapse", help=LOOPS_HELP)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Evaluate keeping every value and write the dump."""
+    from tfexec.compare._cli import run_dump
+
+    program = load_program(args.file, args.function)
+    check_out(args.out)
+    type_check(program)
+    prepared = prepare(program, args)
+    for line in prepared.notes:
+        note(args, line)
+    dims = prepared.dims_line()
+    if dims is not None:
+        print(dims)
+    with progress(args, f"evaluating {program.function.name}, keeping every value"):
+        return run_dump(args, prepared.target, program.function, prepared.inputs)

@@ -1,0 +1,36 @@
+"""``tfexec reduce PROGRAM --check "COMMAND {program} {inputs}" [--fail-regex R]``: shrink a
+program on which a check command fails to a minimal one that still fails (docs/reduce.md)."""
+
+import argparse
+
+from tfexec.cli.common import Subparsers, UsageError, add_program_arguments, load_program, note
+from tfexec.cli.inputs import add_input_arguments, prepare
+
+
+def add_parser(sub: Subparsers, parent: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Register ``reduce``."""
+    from tfexec.reduce._cli import REDUCE_DESCRIPTION, add_reduce_arguments
+
+    p = sub.add_parser(
+        "reduce", parents=[parent],
+        help="shrink a program on which a check command fails to a minimal one that still fails",
+        description=REDUCE_DESCRIPTION,
+    )
+    add_program_arguments(p)
+    add_input_arguments(p)
+    add_reduce_arguments(p)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Reduce the program with the check command."""
+    from tfexec.reduce._cli import ReduceUsageError, run_reduce
+
+    program = load_program(args.file, args.function)
+    prepared = prepare(program, args)
+    for line in prepared.notes:
+        note(args, line)
+    try:
+        return run_reduce(args, prepared.target, program.function, prepared.inputs)
+    except ReduceUsageError as exc:
+        raise UsageError(str(exc)) from None
