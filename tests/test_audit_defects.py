@@ -211,3 +211,31 @@ def test_a_laid_out_operand_through_a_handler_keeps_the_same_layout_on_both_rout
     direct = Function("g", (x,), ops.apply(AuditLayoutSeen(), x))
     _both(direct, torch.arange(4.0))
     assert SEEN and all(s == lay for s in SEEN)
+
+
+# -- dims only the body uses are given with dims= ---------------------------------------------------
+
+
+def test_a_body_only_dim_is_given_with_dims_on_every_route() -> None:
+    x = Var("x", f32[2])
+    fn = Function("f", (x,), ops.concat(x, ops.full(shape=(N,), value=1.0, dtype=f32)))
+    with pytest.raises(EvalError, match="N"):
+        evaluate(fn, torch.zeros(2))
+    want = torch.tensor([0.0, 0.0, 1.0, 1.0, 1.0])
+    assert torch.equal(evaluate(fn, torch.zeros(2), dims={"N": 3}), want)  # type: ignore[arg-type]
+    graph = lower(fn)
+    assert torch.equal(graph.run(torch.zeros(2), dims={"N": 3}), want)  # type: ignore[arg-type]
+    assert list(graph.denote_all(torch.zeros(2), dims={"N": 3})) == ["f/%1", "f/%2"]
+    assert check_equivalence(fn, torch.zeros(2), dims={"N": 3}).ok
+
+
+def test_given_dims_must_agree_with_input_axes_alike() -> None:
+    x = Var("x", f32[N])
+    fn = Function("f", (x,), ops.exp(x))
+    with pytest.raises(EvalError, match=r"dim N is 4 \(bound by dims=\) but axis 0 has size 3") as direct:
+        evaluate(fn, torch.zeros(3), dims={"N": 4})
+    with pytest.raises(EvalError) as lowered:
+        lower(fn).run(torch.zeros(3), dims={"N": 4})
+    assert str(direct.value) == str(lowered.value)
+    with pytest.raises(EvalError, match="dims= maps dim names to sizes"):
+        evaluate(fn, torch.zeros(3), dims={"N": -1})

@@ -374,10 +374,10 @@ def test_evaluation_failure_exits_1_and_debug_shows_the_traceback(tmp_path: Path
 def test_an_internal_error_is_one_line_too(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     import tfexec
 
-    def broken(*args: object) -> object:
+    def broken(*args: object, **kwargs: object) -> object:
         raise RuntimeError("something tfexec did not expect")
 
-    def broken_over_lines(*args: object) -> object:
+    def broken_over_lines(*args: object, **kwargs: object) -> object:
         raise RuntimeError("first line\nframe #0: c10::Error\nframe #1: ...")
 
     monkeypatch.setattr(tfexec, "evaluate", broken_over_lines)

@@ -6,7 +6,7 @@ caller opts into a tolerance. When both routes raise, they must raise the same e
 message; the report is then ``ok`` with ``compared == 0`` and carries the error.
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -103,9 +103,10 @@ class EquivalenceReport:
 @public
 def check_equivalence(
     target: "Function | LoadedModule", *inputs: object, rtol: float | None = None, atol: float | None = None,
-    loops: LoopKeys = "collapse",
+    loops: LoopKeys = "collapse", dims: Mapping[str, int] | None = None,
 ) -> EquivalenceReport:
-    """Run both routes on ``inputs`` keeping every value, and compare them key by key.
+    """Run both routes on ``inputs`` keeping every value, and compare them key by key
+    (``dims`` as for ``tfexec.evaluate``).
 
     Values must match bitwise (NaN equals NaN) unless ``rtol``/``atol`` is given; dtypes and
     shapes must always match.
@@ -119,13 +120,13 @@ def check_equivalence(
     table: dict[str, Value] = {}
     visitor_error: TfexecError | None = None
     try:
-        result = evaluate_value(target, inputs, table=table, loops=loops)
+        result = evaluate_value(target, inputs, table=table, loops=loops, dims=dims)
     except TfexecError as exc:
         visitor_error, result = exc, None
     lowering_error: TfexecError | None = None
     lowered: dict[str, object] = {}
     try:
-        lowered = lower(target).denote_all(*inputs, loops=loops)
+        lowered = lower(target).denote_all(*inputs, loops=loops, dims=dims)
     except TfexecError as exc:
         lowering_error = exc
     if visitor_error is not None or lowering_error is not None:
@@ -137,10 +138,10 @@ def check_equivalence(
 @public
 def assert_equivalent(
     target: "Function | LoadedModule", *inputs: object, rtol: float | None = None, atol: float | None = None,
-    loops: LoopKeys = "collapse",
+    loops: LoopKeys = "collapse", dims: Mapping[str, int] | None = None,
 ) -> EquivalenceReport:
     """``check_equivalence``, raising ``EquivalenceError`` naming the first divergence."""
-    report = check_equivalence(target, *inputs, rtol=rtol, atol=atol, loops=loops)
+    report = check_equivalence(target, *inputs, rtol=rtol, atol=atol, loops=loops, dims=dims)
     if not report.ok:
         raise EquivalenceError(str(report))
     return report

@@ -41,7 +41,9 @@ def run(args: argparse.Namespace) -> int:
     for line in prepared.notes:
         note(args, line)
     with progress(args, f"checking {program.function.name}: visitor, lowering, node-by-node comparison"):
-        report = check_equivalence(prepared.target, *prepared.inputs, rtol=args.rtol, atol=args.atol, loops=args.loops)
+        report = check_equivalence(
+            prepared.target, *prepared.inputs, rtol=args.rtol, atol=args.atol, loops=args.loops, dims=prepared.body_dims
+        )
     dims = prepared.dims_line()
     if dims is not None:
         print(dims)

@@ -38,4 +38,4 @@ def run(args: argparse.Namespace) -> int:
     if dims is not None:
         print(dims)
     with progress(args, f"evaluating {program.function.name}, keeping every value"):
-        return run_dump(args, prepared.target, program.function, prepared.inputs)
+        return run_dump(args, prepared.target, program.function, prepared.inputs, prepared.body_dims)

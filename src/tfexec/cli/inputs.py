@@ -36,13 +36,16 @@ DIM_PARAM_PREFIX = "dim "
 
 @dataclass(frozen=True)
 class Run:
-    """A run ready to start: the target and inputs to pass to ``evaluate`` (with the extra dim
-    parameters, if any), the size of every dim it uses, and notes for the user (casts)."""
+    """A run ready to start: the target and inputs to pass to ``evaluate``, the sizes of the
+    dims no input binds (``evaluate``'s ``dims=``), the size of every dim it uses, and notes
+    for the user (casts)."""
 
     target: "Function | LoadedModule"
     inputs: tuple[object, ...]
     dims: dict[str, int]
     notes: tuple[str, ...]
+    body_dims: dict[str, int]
+    """The dims only the body uses (no parameter axis binds them): passed as ``dims=``."""
 
     def dims_line(self) -> str | None:
         """``dims: B=2, S=8``: the sizes used, printed with the result (None without dims)."""
@@ -177,13 +180,8 @@ def prepare(program: Program, args: argparse.Namespace) -> Run:
         dims = {n: given[n] for n in used}
         gen = torch.Generator().manual_seed(0 if args.seed is None else args.seed)
         inputs = [_random_input(p, dims, gen) for p in fn.params]
-    unbound = [n for n in used if n not in axes]
-    target = program.target
-    extra: tuple[torch.Tensor, ...] = ()
-    if unbound:
-        target = _with_dim_params(program, unbound)
-        extra = tuple(torch.empty((dims[n], 0), dtype=torch.bool) for n in unbound)
-    return Run(target, (*inputs, *extra), dims, tuple(notes))
+    body_dims = {n: dims[n] for n in used if n not in axes}
+    return Run(program.target, tuple(inputs), dims, tuple(notes), body_dims)
 
 
 def _missing(fn: Function, missing: list[str], why: str) -> str:
@@ -263,6 +261,18 @@ def _random_value(t: Type, dims: dict[str, int], gen: torch.Generator) -> object
     if t.dtype is DType.bool:
         return torch.randint(0, 2, shape, generator=gen).bool()
     return torch.randint(0, 4, shape, generator=gen).to(t.dtype.torch)
+
+
+def with_dim_params(program: Program, run: Run) -> Run:
+    """``run`` with each body-only dim made an input: one empty parameter ``dim N: b1[N, 0]``
+    per dim appended to the function. ``tfexec reduce`` uses this, so that the inputs file of a
+    reduced program carries every size the program needs."""
+    if not run.body_dims:
+        return run
+    names = list(run.body_dims)
+    target = _with_dim_params(program, names)
+    extra = tuple(torch.empty((run.body_dims[n], 0), dtype=torch.bool) for n in names)
+    return Run(target, (*run.inputs, *extra), run.dims, run.notes, {})
 
 
 def _with_dim_params(program: Program, names: list[str]) -> "Function | LoadedModule":

@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     for line in prepared.notes:
         note(args, line)
     with progress(args, f"evaluating {program.function.name}"):
-        out = tfexec.evaluate(prepared.target, *prepared.inputs)
+        out = tfexec.evaluate(prepared.target, *prepared.inputs, dims=prepared.body_dims)
     dims = prepared.dims_line()
     if dims is not None:
         print(dims)

@@ -7,7 +7,7 @@ file and its JSON index); ``diff`` compares two dumps — tfexec's and another r
 """
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from tfexec.compare._format import DumpError
 from tfexec.compare._tables import compare_tables, write_program_dump
@@ -28,9 +28,12 @@ DUMP_DESCRIPTION = (
 )
 
 
-def run_dump(args: argparse.Namespace, target: "Function | LoadedModule", function: Function, inputs: Sequence[object]) -> int:
+def run_dump(
+    args: argparse.Namespace, target: "Function | LoadedModule", function: Function, inputs: Sequence[object],
+    dims: "Mapping[str, int] | None" = None,
+) -> int:
     """Evaluate ``target`` on ``inputs`` and write the dump; returns the exit code."""
-    index, count = write_program_dump(target, tuple(inputs), args.out, loops=args.loops)
+    index, count = write_program_dump(target, tuple(inputs), args.out, loops=args.loops, dims=dims)
     print(f"wrote {count} value(s) to {args.out} and its index {index}")
     return 0
 

@@ -146,24 +146,28 @@ def flatten_value(key: str, value: object, out: dict[str, torch.Tensor]) -> None
 
 
 @public
-def tfexec_table(program: "Function | LoadedModule", inputs: Sequence[object], loops: Literal["collapse", "expand"] = "collapse") -> dict[str, torch.Tensor]:
+def tfexec_table(
+    program: "Function | LoadedModule", inputs: Sequence[object], loops: Literal["collapse", "expand"] = "collapse",
+    dims: "Mapping[str, int] | None" = None,
+) -> dict[str, torch.Tensor]:
     """tfexec's per-node values of ``program`` on ``inputs`` (a ``TableFn``): every op call and
-    loop by node key, tuple values as ``KEY.i``; loop bodies per iteration with ``loops="expand"``."""
+    loop by node key, tuple values as ``KEY.i``; loop bodies per iteration with ``loops="expand"``
+    (``dims`` as for ``tfexec.evaluate``)."""
     from tfexec.forward.lower import lower
 
     table: dict[str, torch.Tensor] = {}
-    for key, value in lower(program).denote_all(*inputs, loops=loops).items():
+    for key, value in lower(program).denote_all(*inputs, loops=loops, dims=dims).items():
         flatten_value(key, value, table)
     return table
 
 
 def write_program_dump(
     program: "Function | LoadedModule", inputs: Sequence[object], path: "str | os.PathLike[str]",
-    loops: Literal["collapse", "expand"] = "collapse",
+    loops: Literal["collapse", "expand"] = "collapse", dims: "Mapping[str, int] | None" = None,
 ) -> tuple[Path, int]:
     """What ``tfexec dump`` writes: tfexec's table of ``program`` on ``inputs`` at ``path``,
     with its index (op and location of every key); returns the index path and the count."""
-    table = tfexec_table(program, inputs, loops)
+    table = tfexec_table(program, inputs, loops, dims)
     infos = [program_info(program)]
     entries = []
     for key, tensor in table.items():

@@ -12,7 +12,7 @@ rules of ``tfexec.semantics``, once per call site.
 import copy
 import sys
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Literal
 
 import torch
@@ -244,11 +244,11 @@ _PLANS: "weakref.WeakKeyDictionary[Function, dict[int, CallPlan]]" = weakref.Wea
 
 def evaluate_value(
     target: "Function | LoadedModule", inputs: tuple[object, ...], *, table: dict[str, Value] | None = None,
-    loops: LoopKeys = "collapse",
+    loops: LoopKeys = "collapse", dims: Mapping[str, int] | None = None,
 ) -> Value:
     """Evaluate ``target`` on ``inputs`` and return its ``Value`` (filling ``table`` if given)."""
     fn, loaded = resolve_target(target)
-    values, device, dims = bind_inputs(fn, inputs)
+    values, device, dims = bind_inputs(fn, inputs, dims)
     ctx = EvaluateContext(loaded_module=loaded, device=device, dim_bindings=dims)
     visitor = EvaluatorVisitor(table=table, prefix=fn.name, loops=loops)
     result = visitor.run_function(fn, values, ctx)
@@ -257,15 +257,19 @@ def evaluate_value(
 
 
 @public
-def evaluate(target: "Function | LoadedModule", *inputs: object) -> "torch.Tensor | tuple[object, ...]":
+def evaluate(
+    target: "Function | LoadedModule", *inputs: object, dims: Mapping[str, int] | None = None
+) -> "torch.Tensor | tuple[object, ...]":
     """Evaluate ``target`` on ``inputs`` (spec §2): a tensor, or a tuple for a tuple result.
 
     Inputs are bound to the parameters in order and cast to their dtypes; the run happens
-    on the inputs' device (torch's default when no input is a tensor). A result that does
-    not fit the function's declared return type is an ``EvalError`` naming the function.
+    on the inputs' device (torch's default when no input is a tensor). ``dims`` sizes dims
+    no input axis binds (a dim only the body uses); input axes must agree with it. A result
+    that does not fit the function's declared return type is an ``EvalError`` naming the
+    function.
     """
     try:
-        return to_python(evaluate_value(target, inputs))
+        return to_python(evaluate_value(target, inputs, dims=dims))
     except TfexecError:
         raise
     except RecursionError as exc:

@@ -6,7 +6,7 @@ each slot after its last reader; ``denote_all`` erases the context into a table 
 node key, the bridge to the direct route's table (Lean ``denoteAll``).
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -52,13 +52,18 @@ class ForwardGraph:
     def n_inputs(self) -> int:
         return self.body.data.n_inputs
 
-    def _start(self, inputs: tuple[object, ...], mode: CheckMode, trace: dict[str, object] | None) -> tuple[list[object], Run]:
-        values, device, dims = bind_inputs(self.function, inputs)
+    def _start(
+        self, inputs: tuple[object, ...], mode: CheckMode, trace: dict[str, object] | None, given: Mapping[str, int] | None
+    ) -> tuple[list[object], Run]:
+        values, device, dims = bind_inputs(self.function, inputs, given)
         run = Run(self.loaded, device, dims, self.scope_count, full=mode == "full", trace=trace)
         return [raw(v) for v in values], run
 
-    def _execute(self, inputs: tuple[object, ...], mode: CheckMode, free: bool, trace: dict[str, object] | None = None) -> list[object]:
-        values, run = self._start(inputs, mode, trace)
+    def _execute(
+        self, inputs: tuple[object, ...], mode: CheckMode, free: bool, trace: dict[str, object] | None = None,
+        given: Mapping[str, int] | None = None,
+    ) -> list[object]:
+        values, run = self._start(inputs, mode, trace, given)
         self.body.execute(run, values, free=free, check=mode == "full")
         fn = self.function
         out = read(self.body.outputs, values)
@@ -70,23 +75,29 @@ class ForwardGraph:
         return values
 
     @public
-    def eval(self, *inputs: object, check: CheckMode | None = None) -> list[object]:
-        """The whole context: one value per parameter, then every node's value, in order."""
-        return self._execute(inputs, check or self.check, free=False)
+    def eval(self, *inputs: object, check: CheckMode | None = None, dims: Mapping[str, int] | None = None) -> list[object]:
+        """The whole context: one value per parameter, then every node's value, in order
+        (``dims`` as for ``tfexec.evaluate``)."""
+        return self._execute(inputs, check or self.check, free=False, given=dims)
 
     @public
-    def run(self, *inputs: object, check: CheckMode | None = None) -> "torch.Tensor | tuple[object, ...]":
+    def run(
+        self, *inputs: object, check: CheckMode | None = None, dims: Mapping[str, int] | None = None
+    ) -> "torch.Tensor | tuple[object, ...]":
         """The outputs only, each slot released after its last reader (peak memory ≈ eager's)."""
-        values = self._execute(inputs, check or self.check, free=True)
+        values = self._execute(inputs, check or self.check, free=True, given=dims)
         out = read(self.body.outputs, values)
         assert isinstance(out, (torch.Tensor, tuple))
         return out
 
     @public
-    def denote_all(self, *inputs: object, loops: LoopKeys = "collapse", check: CheckMode | None = None) -> dict[str, object]:
+    def denote_all(
+        self, *inputs: object, loops: LoopKeys = "collapse", check: CheckMode | None = None,
+        dims: Mapping[str, int] | None = None,
+    ) -> dict[str, object]:
         """The per-node value table keyed by node key (loop bodies per iteration with ``loops="expand"``)."""
         trace: dict[str, object] | None = {} if loops == "expand" else None
-        values = self._execute(inputs, check or self.check, free=False, trace=trace)
+        values = self._execute(inputs, check or self.check, free=False, trace=trace, given=dims)
         table: dict[str, object] = {}
         record(self.body.keyed, values, "", trace or {}, table)
         return table

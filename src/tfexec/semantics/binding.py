@@ -102,9 +102,14 @@ def _check_dim_exprs(t: Type, value: Value, label: str, dims: dict[str, int]) ->
                     )
 
 
-def bind_inputs(fn: Function, inputs: Sequence[object]) -> tuple[list[Value], str | None, dict[str, int]]:
+def bind_inputs(
+    fn: Function, inputs: Sequence[object], given: Mapping[str, int] | None = None
+) -> tuple[list[Value], str | None, dict[str, int]]:
     """Bind ``inputs`` to ``fn``'s parameters (spec §2): count, device, dtype cast, rank,
-    static dims and ``DimVar`` bindings. Returns the values, the run's device and the dims."""
+    static dims and ``DimVar`` bindings. Returns the values, the run's device and the dims.
+
+    ``given`` sizes dims up front — a dim the body uses that no parameter axis binds, say;
+    an input axis annotated with such a dim must agree with it."""
     if len(inputs) != len(fn.params):
         names = ", ".join(p.name for p in fn.params) or "none"
         raise EvalError(
@@ -113,6 +118,11 @@ def bind_inputs(fn: Function, inputs: Sequence[object]) -> tuple[list[Value], st
     device = run_device(fn, inputs)
     dims: dict[str, int] = {}
     first: dict[str, str] = {}
+    for name, size in (given or {}).items():
+        if not isinstance(name, str) or isinstance(size, bool) or not isinstance(size, int) or size < 0:
+            raise EvalError(f"{describe_expr(fn)}: dims= maps dim names to sizes (non-negative ints), got {name!r}: {size!r}")
+        dims[name] = size
+        first[name] = "dims="
     values = [
         _bind_value(value, p.type, device, _param_label(fn, i, p), dims, first)
         for i, (p, value) in enumerate(zip(fn.params, inputs))
