@@ -80,29 +80,15 @@ from tfexec.ir.describe import describe_expr
 from tfexec.ir.expr import Function
 from tfexec.ir.types import Mesh
 from tfexec.loading import LoadedModule
-from tfexec.mesh._launch import (
+from tfexec.mesh._launch import evaluate_mesh_batch as evaluate_mesh_batch
+from tfexec.mesh._results import (
     DEFAULT_TIMEOUT as DEFAULT_TIMEOUT,
-)
-from tfexec.mesh._launch import (
     MAX_PARTICIPANTS as MAX_PARTICIPANTS,
-)
-from tfexec.mesh._launch import (
     STARTUP_TIMEOUT as STARTUP_TIMEOUT,
-)
-from tfexec.mesh._launch import (
     MeshJob as MeshJob,
-)
-from tfexec.mesh._launch import (
     MeshOutcome as MeshOutcome,
-)
-from tfexec.mesh._launch import (
     MeshResult as MeshResult,
-)
-from tfexec.mesh._launch import (
     coordinate as coordinate,
-)
-from tfexec.mesh._launch import (
-    evaluate_mesh_batch as evaluate_mesh_batch,
 )
 
 

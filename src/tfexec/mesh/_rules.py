@@ -35,14 +35,22 @@ from torch.distributed.tensor import Shard as DShard
 from torch.distributed.tensor.placement_types import Placement
 
 from tfexec.errors import EvalError, TfexecError
-from tfexec.evaluator.context import EvaluateContext
-from tfexec.evaluator.handlers.common import as_tensor
-from tfexec.evaluator.registry import Handler, eval_registry, reason_of
-from tfexec.evaluator.value import TensorValue, TupleValue, Value, kernel_arg, type_of_data
+from tfexec.mesh._internals import (
+    EvaluateContext,
+    Handler,
+    TensorValue,
+    TupleValue,
+    Value,
+    as_tensor,
+    eval_registry,
+    kernel_arg,
+    reason_of,
+    type_of_data,
+)
 from tfexec.ir.ops.distribution import Local, Reshard
 from tfexec.ir.types import Mesh, ShardLayout, Split
 from tfexec.mesh._layouts import split_axis_error, uneven_split
-from tfexec.mesh._progress import Slot
+from tfexec.mesh._progress import Progress
 from tfexec.visitor import AnalysisRegistry
 
 
@@ -66,7 +74,7 @@ class MeshState:
 
     device_mesh: DeviceMesh
     mesh: Mesh
-    slot: Slot
+    slot: Progress
     op_nodes: dict[int, int] = field(default_factory=dict)
     _local: dict[int, "weakref.ref[torch.Tensor]"] = field(default_factory=dict)
 
@@ -227,12 +235,22 @@ def _local(state: MeshState, base: Handler) -> Handler:
     return handler
 
 
-def install(state: MeshState) -> None:
+def install(state: MeshState) -> dict[type, Handler]:
     """Make this process's ``eval_registry`` the mesh one: every handler wrapped, ``reshard``
-    and ``local`` by their mesh rules. Only a participant process calls this: it exists
-    for the mesh run alone."""
+    and ``local`` by their mesh rules; returns the handlers it replaced, for ``restore``.
+    A participant process of tfexec's own launcher exists for the mesh run alone and never
+    restores; a participant in a user's process (``evaluate_distributed``) restores after."""
+    before: dict[type, Handler] = {}
     for key in eval_registry.keys():  # noqa: SIM118 - an AnalysisRegistry, not a dict
         base = eval_registry.lookup(key)
         assert base is not None
+        before[key] = base
         rule = mesh_rules.lookup(key)
         eval_registry.add(key, rule(state, base) if rule is not None else state.wrap(base), override=True)
+    return before
+
+
+def restore(before: dict[type, Handler]) -> None:
+    """Put back the handlers ``install`` replaced."""
+    for key, handler in before.items():
+        eval_registry.add(key, handler, override=True)

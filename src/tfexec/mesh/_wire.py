@@ -22,7 +22,7 @@ from typing import TypeAlias, Union
 import torch
 
 from tfexec.errors import EvalError
-from tfexec.evaluator.registry import eval_registry
+from tfexec.mesh._internals import eval_registry
 from tfexec.ir.describe import describe_expr
 from tfexec.ir.dims import DimExpr, DimVar
 from tfexec.ir.dtypes import DType
