@@ -355,6 +355,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("ops", help="one op's reference entry (every op's name without NAME)")
     p.add_argument("name", nargs="?", metavar="NAME")
     p.set_defaults(handler=cmd_ops)
+    from tfexec.mesh._cli import add_mesh_command  # the implementation lives with the mesh evaluator
+    add_mesh_command(sub)
     return parser
 
 

@@ -75,11 +75,10 @@ from typing import Literal, overload
 import torch
 
 from tfexec.api_checks import public
-from tfexec.errors import EvalError
-from tfexec.ir.describe import describe_expr
 from tfexec.ir.expr import Function
 from tfexec.ir.types import Mesh
 from tfexec.loading import LoadedModule
+from tfexec.mesh._distributed import run_distributed
 from tfexec.mesh._launch import evaluate_mesh_batch as evaluate_mesh_batch
 from tfexec.mesh._results import (
     DEFAULT_TIMEOUT as DEFAULT_TIMEOUT,
@@ -89,6 +88,8 @@ from tfexec.mesh._results import (
     MeshOutcome as MeshOutcome,
     MeshResult as MeshResult,
     coordinate as coordinate,
+    check_timeout,
+    logical_result,
 )
 
 
@@ -121,19 +122,45 @@ def evaluate_mesh(
     """
     (outcome,) = evaluate_mesh_batch([MeshJob(target, tuple(inputs), bool(return_locals))], mesh=mesh, timeout=timeout)
     result = outcome.unwrap()
-    if return_locals:
-        return result
-    if result.logical is None:
-        fn = target if isinstance(target, Function) else target.entry
-        where = describe_expr(fn.body) if fn is not None else "the result"
-        raise EvalError(
-            f"{where}: the result is a per-participant value (it depends on local of a value split over the mesh), "
-            "so it has no single logical value: pass return_locals=True and read each participant's value"
-        )
-    return result.logical
+    return result if return_locals else logical_result(target, result)
+
+
+@overload
+def evaluate_distributed(
+    target: "Function | LoadedModule", *inputs: object, mesh: Mesh | None = None,
+    return_locals: Literal[False] = False, timeout: float = DEFAULT_TIMEOUT,
+) -> "torch.Tensor | tuple[object, ...]": ...
+
+
+@overload
+def evaluate_distributed(
+    target: "Function | LoadedModule", *inputs: object, mesh: Mesh | None = None,
+    return_locals: Literal[True], timeout: float = DEFAULT_TIMEOUT,
+) -> MeshResult: ...
+
+
+@public
+def evaluate_distributed(
+    target: "Function | LoadedModule", *inputs: object, mesh: Mesh | None = None,
+    return_locals: bool = False, timeout: float = DEFAULT_TIMEOUT,
+) -> "torch.Tensor | tuple[object, ...] | MeshResult":
+    """``evaluate_mesh`` for a launcher you run yourself: call it in every process that
+    ``torchrun`` (or any launcher setting ``RANK``, ``WORLD_SIZE``, ``MASTER_ADDR``,
+    ``MASTER_PORT``) started, with the same ``target`` and ``inputs``; each process is one
+    participant, joined through the launcher's rendezvous (``env://``).
+
+    It returns what ``evaluate_mesh`` returns, on every participant. When the run fails,
+    rank 0 raises the one ``EvalError`` (naming the node and the participant), and every
+    other participant's process ends with exit status 1. Run it on CPU tensors, outside any
+    process group of your own; it sets up and tears down its own gloo group.
+    """
+    check_timeout(timeout)
+    job = MeshJob(target, tuple(inputs), bool(return_locals))
+    result = run_distributed(lambda: (job, mesh), timeout=float(timeout))
+    return result if return_locals else logical_result(target, result)
 
 
 __all__ = [
     "DEFAULT_TIMEOUT", "MAX_PARTICIPANTS", "STARTUP_TIMEOUT", "MeshJob", "MeshOutcome", "MeshResult", "coordinate",
-    "evaluate_mesh", "evaluate_mesh_batch",
+    "evaluate_distributed", "evaluate_mesh", "evaluate_mesh_batch",
 ]

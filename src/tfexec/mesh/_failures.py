@@ -14,7 +14,8 @@ from tfexec.errors import EvalError
 from tfexec.ir.describe import describe_expr
 from tfexec.ir.expr import Function
 from tfexec.ir.types import Mesh
-from tfexec.mesh._progress import Phase, Position
+from tfexec.mesh._internals import reason_of
+from tfexec.mesh._progress import Phase, Position, Progress
 from tfexec.mesh._results import STARTUP_TIMEOUT, coordinate, who
 from tfexec.mesh._wire import Item
 
@@ -39,6 +40,21 @@ def exit_how(code: int) -> str:
         except ValueError:
             return f"killed by signal {-code}"
     return f"exit code {code}"
+
+
+def failure_of(exc: BaseException, progress: Progress, nodes: "list[Item] | None") -> tuple[int | None, str]:
+    """The node an exception happened in — the op being dispatched, or any node its message
+    starts with (a constant that failed to read) — and the message without that node's prefix."""
+    message = reason_of(exc)
+    if nodes is None:
+        return None, message
+    current = progress.node if progress.phase == Phase.RUNNING and 0 <= progress.node < len(nodes) else None
+    candidates = ([current] if current is not None else []) + list(range(len(nodes)))
+    for index in candidates:
+        prefix = describe_expr(nodes[index]) + ": "
+        if message.startswith(prefix):
+            return index, message[len(prefix):]
+    return None, message
 
 
 class FailureWords:

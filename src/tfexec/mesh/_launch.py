@@ -35,8 +35,8 @@ from tfexec.mesh import _progress
 from tfexec.mesh._failures import FailureWords, Report, exit_how
 from tfexec.mesh._prepare import Prepared, choose_mesh, prepare
 from tfexec.mesh._progress import Phase, Position
-from tfexec.mesh._results import DEFAULT_TIMEOUT, STARTUP_TIMEOUT, MeshJob, MeshOutcome, MeshResult
-from tfexec.mesh._wire import Json
+from tfexec.mesh._session import build_value
+from tfexec.mesh._results import DEFAULT_TIMEOUT, STARTUP_TIMEOUT, MeshJob, MeshOutcome, MeshResult, check_timeout
 
 _GRACE = 2.0  # after a failure, how long the others get to report before they are stopped
 _POLL = 0.01
@@ -216,14 +216,6 @@ def _read_all(path: Path) -> dict[str, torch.Tensor]:
         return {k: f.get_tensor(k).clone() for k in f.keys()}
 
 
-def build_value(tree: Json, prefix: str, tensors: dict[str, torch.Tensor]) -> "torch.Tensor | tuple[object, ...]":
-    """A result (a tensor or nested tuples) from its tree of leaf names and the tensors under ``prefix``."""
-    if isinstance(tree, str):
-        return tensors[f"{prefix}.{tree}"]
-    assert isinstance(tree, dict) and isinstance(tree["tuple"], list)
-    return tuple(build_value(t, prefix, tensors) for t in tree["tuple"])
-
-
 def evaluate_mesh_batch(
     jobs: Sequence[MeshJob], *, mesh: Mesh | None = None, timeout: float = DEFAULT_TIMEOUT
 ) -> list[MeshOutcome]:
@@ -233,8 +225,7 @@ def evaluate_mesh_batch(
     here). A failing job stops the run: the jobs before it keep their results, it gets the
     error, and the jobs after it an error saying they did not run.
     """
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
-        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    check_timeout(timeout)
     if not jobs:
         return []
     prepared = [prepare(job) for job in jobs]

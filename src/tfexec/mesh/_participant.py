@@ -24,16 +24,16 @@ import torch
 import torch.distributed as dist
 from safetensors import safe_open
 
-from tfexec.ir.describe import describe_expr
 from tfexec.ir.types import Mesh
 from tfexec.loading import write_tensors
 from tfexec.loading.sources import open_weights
 from tfexec.mesh import _rules
 from tfexec.mesh._internals import reason_of
-from tfexec.mesh._progress import Phase, Progress, Slot
+from tfexec.mesh._failures import failure_of
+from tfexec.mesh._progress import Phase, Slot
 from tfexec.mesh._session import JobValues, MemoryMark, is_per_participant, join, local_of, run_rounds
 from tfexec.mesh._weights import weights_target
-from tfexec.mesh._wire import Decoded, Item, Json, decode
+from tfexec.mesh._wire import Decoded, Json, decode
 
 
 def _die_with_parent(parent: int) -> None:
@@ -69,17 +69,6 @@ class _Failure(Exception):
         super().__init__(message)
         self.node = node
         self.message = message
-
-
-def failure_of(exc: BaseException, progress: Progress, nodes: "list[Item] | None") -> tuple[int | None, str]:
-    """The node an exception happened in (when its message starts with that node) and its message."""
-    message = reason_of(exc)
-    node: int | None = progress.node if progress.phase == Phase.RUNNING and progress.node >= 0 else None
-    if node is not None and nodes is not None:
-        prefix = describe_expr(nodes[node]) + ": "
-        if message.startswith(prefix):
-            return node, message[len(prefix):]
-    return None, message
 
 
 def _run_job(run_dir: Path, rank: int, j: int, job: dict[str, Json], state: _rules.MeshState, slot: Slot) -> None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import torch
 
 from tfexec.errors import EvalError
+from tfexec.ir.describe import describe_expr
 from tfexec.ir.expr import Function
 from tfexec.ir.types import Mesh
 from tfexec.loading import LoadedModule
@@ -93,3 +94,22 @@ def who(mesh: Mesh, rank: int, host: str | None = None) -> str:
     """A participant as messages name it (with its host, when it runs on another machine's launcher)."""
     on = f" on host {host}" if host else ""
     return f"rank {rank} at coordinate {coordinate(mesh, rank)} of {mesh}{on}"
+
+
+def check_timeout(timeout: object) -> float:
+    """``timeout`` as seconds, or a ``ValueError`` when it is not a positive number."""
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    return float(timeout)
+
+
+def logical_result(target: "Function | LoadedModule", result: MeshResult) -> "torch.Tensor | tuple[object, ...]":
+    """A run's logical result, refused (``EvalError``) when it is a per-participant value."""
+    if result.logical is None:
+        fn = target if isinstance(target, Function) else target.entry
+        where = describe_expr(fn.body) if fn is not None else "the result"
+        raise EvalError(
+            f"{where}: the result is a per-participant value (it depends on local of a value split over the mesh), "
+            "so it has no single logical value: pass return_locals=True and read each participant's value"
+        )
+    return result.logical

@@ -6,6 +6,7 @@ on DTensor values, and take its values apart into logical and local results.
 in how they get a job and report back; both call these.
 """
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -159,3 +160,32 @@ def local_of(v: TensorValue, state: _rules.MeshState) -> torch.Tensor:
         return data.redistribute(state.device_mesh, _rules.placements(layout, data.dim())).to_local()
     done = [DReplicate() if p.is_partial() else p for p in data.placements]
     return data.redistribute(state.device_mesh, done).to_local()
+
+
+def build_value(tree: Json, prefix: str, tensors: dict[str, torch.Tensor]) -> "torch.Tensor | tuple[object, ...]":
+    """A result (a tensor or nested tuples) from its tree of leaf names and the tensors under ``prefix``."""
+    if isinstance(tree, str):
+        return tensors[f"{prefix}.{tree}"]
+    assert isinstance(tree, dict) and isinstance(tree["tuple"], list)
+    return tuple(build_value(t, prefix, tensors) for t in tree["tuple"])
+
+
+def gather_all(t: torch.Tensor, world: int) -> list[torch.Tensor]:
+    """Every participant's ``t`` (any dtype, any shape), on every participant: its bytes
+    all-gathered, padded to the longest."""
+    t = t.detach().contiguous()
+    ndim = torch.tensor([t.dim()], dtype=torch.int64)
+    ndims = [torch.zeros(1, dtype=torch.int64) for _ in range(world)]
+    dist.all_gather(ndims, ndim)
+    most = max(int(n.item()) for n in ndims)
+    shape = torch.tensor([*t.shape, *([0] * (most - t.dim()))], dtype=torch.int64)
+    shapes = [torch.zeros(most, dtype=torch.int64) for _ in range(world)]
+    dist.all_gather(shapes, shape)
+    dims = [[int(d) for d in s[: int(n.item())].tolist()] for s, n in zip(shapes, ndims)]
+    sizes = [math.prod(d) * t.element_size() for d in dims]
+    raw = t.reshape(-1).view(torch.uint8) if t.numel() else torch.zeros(0, dtype=torch.uint8)
+    padded = torch.zeros(max(sizes), dtype=torch.uint8)
+    padded[: raw.numel()] = raw
+    parts = [torch.zeros(max(sizes), dtype=torch.uint8) for _ in range(world)]
+    dist.all_gather(parts, padded)
+    return [part[:size].clone().view(t.dtype).reshape(d) for part, size, d in zip(parts, sizes, dims)]
