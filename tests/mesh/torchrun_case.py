@@ -25,6 +25,11 @@ MISBEHAVING = {
 }
 
 
+def _say(line: str) -> None:
+    """One line in one write, so the lines of the participants sharing a pipe never interleave."""
+    os.write(1, (line + "\n").encode())
+
+
 def main(case: str) -> int:
     rank = int(os.environ["RANK"])
     g = torch.Generator().manual_seed(0)
@@ -35,17 +40,17 @@ def main(case: str) -> int:
             result = evaluate_distributed(fn, x, w, return_locals=True)
             assert isinstance(result.logical, torch.Tensor) and result.locals is not None
             torch.testing.assert_close(result.logical, evaluate(fn, x, w))
-            print(f"rank {rank}: ok {tuple(result.locals[rank].shape)}", flush=True)
+            _say(f"rank {rank}: ok {tuple(result.locals[rank].shape)}")
         return 0
     bad = Call(MISBEHAVING[case], (ops.exp(X),))
     fn = Function(case, (X, W), ops.matmul(ops.add(bad, 1.0), W))
-    print(f"rank {rank}: node {describe_expr(bad)}", flush=True)
+    _say(f"rank {rank}: node {describe_expr(bad)}")
     try:
         evaluate_distributed(fn, x, w, timeout=4.0 if case.startswith("hang") else 60.0)
     except EvalError as exc:
-        print(f"rank {rank}: EvalError: {exc}", flush=True)
+        _say(f"rank {rank}: EvalError: {exc}")
         return 1
-    print(f"rank {rank}: no error", flush=True)
+    _say(f"rank {rank}: no error")
     return 0
 
 

@@ -214,7 +214,7 @@ class WeightsFile:
 
 
 _CHUNK = 16 << 20  # bytes read at a time when a read goes past bytes it does not keep
-_SMALL_RUN = 64 << 10  # a block of runs shorter than this (and many of them) is read by whole rows
+_SMALL_RUN = 4 << 10  # a block of runs shorter than this (and many of them) is read by whole rows
 _FEW_RUNS = 64
 
 

@@ -14,6 +14,7 @@ exit codes: 0 ok, 1 failure, 2 usage.
 import argparse
 import math
 import os
+import signal
 import sys
 import traceback
 from pathlib import Path
@@ -60,7 +61,18 @@ def add_mesh_command(sub: "argparse._SubParsersAction[argparse.ArgumentParser]")
 def run_mesh_command(args: argparse.Namespace) -> int:
     """Run ``tfexec mesh`` as parsed into ``args``; the exit code."""
     distributed = launched()
-    lead = not distributed or _rank() == 0
+    if not distributed:
+        return _run(args, False, True)
+    # The launcher sends SIGTERM to every process once one has ended with a failure; rank 0
+    # must still print the run's error (the run itself notes SIGTERM while it lasts).
+    previous = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        return _run(args, True, _rank() == 0)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run(args: argparse.Namespace, distributed: bool, lead: bool) -> int:
     try:
         shape = _mesh_shape(args.mesh)
         dims = _parse_dims(args.dim)
