@@ -33,7 +33,7 @@ from tfexec.mesh._results import DEFAULT_TIMEOUT, MeshJob, MeshResult
 from tfexec.mesh._wire import encode
 
 
-class MeshUsageError(TfexecError):
+class UsageError(TfexecError):
     """A command line ``tfexec mesh`` cannot run: exit code 2."""
 
 
@@ -64,12 +64,10 @@ def run_mesh_command(args: argparse.Namespace) -> int:
     if not distributed:
         return _run(args, False, True)
     # The launcher sends SIGTERM to every process once one has ended with a failure; rank 0
-    # must still print the run's error (the run itself notes SIGTERM while it lasts).
-    previous = signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    try:
-        return _run(args, True, _rank() == 0)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    # must still print the run's error and end with its own exit status, so SIGTERM is
+    # ignored from here until this process ends (the run itself notes it while it lasts).
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    return _run(args, True, _rank() == 0)
 
 
 def _run(args: argparse.Namespace, distributed: bool, lead: bool) -> int:
@@ -77,7 +75,7 @@ def _run(args: argparse.Namespace, distributed: bool, lead: bool) -> int:
         shape = _mesh_shape(args.mesh)
         dims = _parse_dims(args.dim)
         if not args.timeout > 0:
-            raise MeshUsageError(f"--timeout must be a positive number of seconds, got {args.timeout:g}")
+            raise UsageError(f"--timeout must be a positive number of seconds, got {args.timeout:g}")
 
         def make_job() -> tuple[MeshJob, Mesh | None]:
             target, fn = _load(args.module, args.function)
@@ -91,9 +89,12 @@ def _run(args: argparse.Namespace, distributed: bool, lead: bool) -> int:
             (outcome,) = evaluate_mesh_batch([job], mesh=mesh, timeout=args.timeout)
             result = outcome.unwrap()
         if lead:
-            _deliver(result, args.out, args.locals)
+            try:
+                _deliver(result, args.out, args.locals)
+            except BrokenPipeError:  # the reader (say, head) stopped reading: nothing more to say
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except MeshUsageError as exc:
+    except UsageError as exc:
         return _fail(args, exc, 2, lead)
     except TfexecError as exc:
         return _fail(args, exc, 1, lead)
@@ -116,7 +117,7 @@ def _mesh_shape(text: str | None) -> tuple[int, ...] | None:
         return None
     parts = text.lower().split("x")
     if not all(p.isdigit() and int(p) > 0 for p in parts):
-        raise MeshUsageError(f"--mesh expects a shape like 2, 4 or 2x2, got {text!r}")
+        raise UsageError(f"--mesh expects a shape like 2, 4 or 2x2, got {text!r}")
     return tuple(int(p) for p in parts)
 
 
@@ -128,7 +129,7 @@ def _mesh_for(fn: Function, shape: tuple[int, ...]) -> Mesh:
         return Mesh(shape, tuple(f"m{i}" for i in range(len(shape))))
     if named[0].shape != shape:
         spelled = "x".join(map(str, named[0].shape))
-        raise MeshUsageError(f"--mesh {'x'.join(map(str, shape))}: the program's layouts name {named[0]} (--mesh {spelled})")
+        raise UsageError(f"--mesh {'x'.join(map(str, shape))}: the program's layouts name {named[0]} (--mesh {spelled})")
     return named[0]
 
 
@@ -137,7 +138,7 @@ def _parse_dims(items: list[str]) -> dict[str, int]:
     for item in items:
         name, _, value = item.partition("=")
         if not name.isidentifier() or not value.isdigit():
-            raise MeshUsageError(f"--dim expects NAME=SIZE (e.g. B=4), got {item!r}")
+            raise UsageError(f"--dim expects NAME=SIZE (e.g. B=4), got {item!r}")
         dims[name] = int(value)
     return dims
 
@@ -145,25 +146,25 @@ def _parse_dims(items: list[str]) -> dict[str, int]:
 def _load(path_text: str, function: str | None) -> "tuple[Function | LoadedModule, Function]":
     path = Path(path_text)
     if not path.exists():
-        raise MeshUsageError(f"{path}: no such file or directory")
+        raise UsageError(f"{path}: no such file or directory")
     if path.is_dir():
         loaded = load_module(path)
         if function is not None:
             loaded = loaded.function(function)
         if loaded.entry is None:
-            raise MeshUsageError(f"{path}: the module has no entry; pick one with --function ({', '.join(sorted(loaded.module.functions))})")
+            raise UsageError(f"{path}: the module has no entry; pick one with --function ({', '.join(sorted(loaded.module.functions))})")
         return loaded, loaded.entry
     from tfexec.text import parse
 
     try:
         module = parse(path.read_text(encoding="utf-8"), filename=str(path))
     except (OSError, UnicodeDecodeError) as exc:
-        raise MeshUsageError(f"{path}: cannot read: {exc}") from None
+        raise UsageError(f"{path}: cannot read: {exc}") from None
     name = function or module.entry or (next(iter(module.functions)) if len(module.functions) == 1 else None)
     if name is None or name not in module.functions:
-        raise MeshUsageError(f"{path}: pick a function with --function ({', '.join(sorted(module.functions))})")
+        raise UsageError(f"{path}: pick a function with --function ({', '.join(sorted(module.functions))})")
     if module.constants:
-        raise MeshUsageError(f"{path}: the program names constants, which a .tf.py file has no weights for: save it as a module")
+        raise UsageError(f"{path}: the program names constants, which a .tf.py file has no weights for: save it as a module")
     return module.functions[name], module.functions[name]
 
 
@@ -175,11 +176,11 @@ def _inputs(fn: Function, inputs: str | None, seed: int, dims: dict[str, int]) -
         try:
             tensors = load_file(inputs)
         except (OSError, SafetensorError) as exc:
-            raise MeshUsageError(f"{inputs}: cannot read inputs: {exc}") from None
+            raise UsageError(f"{inputs}: cannot read inputs: {exc}") from None
         names = [p.name for p in fn.params]
         missing, extra = [n for n in names if n not in tensors], sorted(set(tensors) - set(names))
         if missing or extra:
-            raise MeshUsageError(
+            raise UsageError(
                 f"{inputs}: inputs must be named after the parameters of {fn.name} ({', '.join(names)}); "
                 f"missing: {', '.join(missing) or 'none'}; unexpected: {', '.join(extra) or 'none'}"
             )

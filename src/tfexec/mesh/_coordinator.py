@@ -25,11 +25,10 @@ import threading
 import time
 from typing import NoReturn
 
-import torch.distributed as dist
 from torch._C._distributed_c10d import PrefixStore, Store
 
 from tfexec.errors import EvalError
-from tfexec.mesh._failures import FailureWords, Report
+from tfexec.mesh._failures import FailureWords, Report, Stopped
 from tfexec.mesh._progress import Phase, Position, Progress
 from tfexec.mesh._results import STARTUP_TIMEOUT
 
@@ -43,29 +42,6 @@ DELIVER = 5.0
 """Seconds rank 0's evaluation gets to raise a decided failure before its monitor prints it and exits."""
 LOST = 10.0
 """Seconds a participant waiting to be stopped waits for rank 0's heartbeat before it gives up."""
-
-_COMM_ERRORS = (
-    "Connection closed by peer", "Connection reset by peer", "Broken pipe", "Connection refused", "Timed out waiting",
-    "Socket Timeout", "Connection timed out",
-)
-
-
-class Stopped(Exception):
-    """The run failed elsewhere: the monitor stops this participant's evaluation at its next op."""
-
-
-def is_comm_error(exc: BaseException) -> bool:
-    """Whether ``exc`` (or what caused it) is the transport failing — a peer gone, a socket
-    closed — rather than an error of this participant's own."""
-    seen: BaseException | None = exc
-    for _ in range(16):
-        if seen is None:
-            return False
-        if isinstance(seen, Stopped | dist.DistError) or any(text in str(seen) for text in _COMM_ERRORS):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
-
 
 class StoreProgress(Progress):
     """A participant's position, written to the store at every change (a store write is a
@@ -195,7 +171,9 @@ class Coordinator:
 
     def _give_up(self, why: str, rank0: bool = False) -> NoReturn:
         head = "tfexec mesh: EvalError: " if rank0 else f"tfexec mesh: participant rank {self.rank}: "
-        print(head + why + ("" if rank0 else "; stopping"), file=sys.stderr, flush=True)
+        line = head + why + ("" if rank0 else "; stopping") + "\n"
+        sys.stdout.flush()
+        os.write(2, line.encode())  # one write: the lines of processes sharing a pipe stay whole
         os._exit(1)
 
     def _positions(self) -> tuple[list[Position], list[int]]:

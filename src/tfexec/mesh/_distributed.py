@@ -29,8 +29,8 @@ from tfexec.errors import EvalError, TfexecError
 from tfexec.ir.describe import describe_expr
 from tfexec.ir.types import Mesh
 from tfexec.mesh import _rules
-from tfexec.mesh._coordinator import Coordinator, is_comm_error
-from tfexec.mesh._failures import FailureWords, failure_of
+from tfexec.mesh._coordinator import Coordinator
+from tfexec.mesh._failures import FailureWords, failure_of, is_comm_error
 from tfexec.mesh._internals import Handler, reason_of
 from tfexec.mesh._prepare import choose_mesh, prepare
 from tfexec.mesh._progress import Phase

@@ -10,6 +10,8 @@ import signal
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import torch.distributed as dist
+
 from tfexec.errors import EvalError
 from tfexec.ir.describe import describe_expr
 from tfexec.ir.expr import Function
@@ -18,6 +20,29 @@ from tfexec.mesh._internals import reason_of
 from tfexec.mesh._progress import Phase, Position, Progress
 from tfexec.mesh._results import STARTUP_TIMEOUT, coordinate, who
 from tfexec.mesh._wire import Item
+
+
+_COMM_ERRORS = (
+    "Connection closed by peer", "Connection reset by peer", "Broken pipe", "Connection refused", "Timed out waiting",
+    "Socket Timeout", "Connection timed out",
+)
+
+
+class Stopped(Exception):
+    """The run failed elsewhere: the monitor stops this participant's evaluation at its next op."""
+
+
+def is_comm_error(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what caused it) is the transport failing — a peer gone, a socket
+    closed — rather than an error of this participant's own."""
+    seen: BaseException | None = exc
+    for _ in range(16):
+        if seen is None:
+            return False
+        if isinstance(seen, Stopped | dist.DistError) or any(text in str(seen) for text in _COMM_ERRORS):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 @dataclass(frozen=True, slots=True)

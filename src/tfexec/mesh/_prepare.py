@@ -37,7 +37,7 @@ class WeightPlan:
     names: dict[str, str]
 
     def to_json(self) -> Json:
-        reading: Json = None if self.reading is None else {"path": str(self.reading.path), "verify": self.reading.verify}
+        reading: Json = None if self.reading is None else {"path": str(self.reading.path.resolve()), "verify": self.reading.verify}
         names: dict[str, Json] = dict(self.names)
         return {"reading": reading, "names": names}
 

@@ -35,6 +35,8 @@ from torch.distributed.tensor import Shard as DShard
 from torch.distributed.tensor.placement_types import Placement
 
 from tfexec.errors import EvalError, TfexecError
+from tfexec.ir.ops.distribution import Local, Reshard
+from tfexec.ir.types import Mesh, ShardLayout, Split
 from tfexec.mesh._internals import (
     EvaluateContext,
     Handler,
@@ -47,8 +49,7 @@ from tfexec.mesh._internals import (
     reason_of,
     type_of_data,
 )
-from tfexec.ir.ops.distribution import Local, Reshard
-from tfexec.ir.types import Mesh, ShardLayout, Split
+from tfexec.mesh._failures import is_comm_error
 from tfexec.mesh._layouts import split_axis_error, uneven_split
 from tfexec.mesh._progress import Progress
 from tfexec.visitor import AnalysisRegistry
@@ -162,8 +163,8 @@ class MeshState:
             try:
                 return base(ctx.for_op(ctx.op, mesh_args, ctx.result_type))
             except Exception as exc:
-                if isinstance(exc, TfexecError) or not _raised_in_dtensor(exc):
-                    raise
+                if isinstance(exc, TfexecError) or not _raised_in_dtensor(exc) or is_comm_error(exc):
+                    raise  # a communication error is a peer gone, not a placement DTensor cannot compute
                 shown = ", ".join(
                     placed(a.data.placements) if isinstance(a, TensorValue) and isinstance(a.data, DTensor) else "plain"
                     for a in mesh_args
