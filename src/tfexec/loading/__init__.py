@@ -34,7 +34,7 @@ Implementation notes
 Directory layout::
 
     path/
-      manifest.json          format, version (2; 1 is still read), module text file, entry, files, tensors
+      manifest.json          format, version (2 with block digests, else 1), module text file, entry, files, tensors
       module.tf.py           the module tree in the tfexec text form
       weights.safetensors    or weights-00001-of-0000N.safetensors when sharded
 """

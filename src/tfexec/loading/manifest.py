@@ -3,9 +3,10 @@ shape, SHA-256 and file.
 
 Version 2 adds, for a tensor whose declared type carries a ``ShardLayout`` that splits it,
 the SHA-256 of each block of that layout (``blocks``: the grid, and one digest per block in
-row-major order), so a mesh participant that reads only its block can verify it. Version 1
-manifests (no ``blocks``) are still read: a block is then verified by hashing the whole
-tensor as it is streamed past (see ``FileSource.fetch_block``).
+row-major order), so a mesh participant that reads only its block can verify it; a module
+with no such tensor is written as version 1, which it then equals. Version 1 manifests (no
+``blocks``) are read too: a block is then verified by hashing the whole tensor as it is
+streamed past (see ``FileSource.fetch_block``).
 """
 
 import json
@@ -20,7 +21,8 @@ from tfexec.loading.safetensors_io import is_count, unique_keys_object
 
 FORMAT = "tfexec-module"
 FORMAT_VERSION = 2
-"""The manifest version ``save_module`` writes."""
+"""The newest manifest version ``save_module`` writes: 2 when some tensor has block digests,
+else 1 (the two are then the same), so older readers still read modules without them."""
 READ_VERSIONS = (1, 2)
 """The manifest versions ``load_module`` reads."""
 MANIFEST = "manifest.json"

@@ -223,8 +223,10 @@ def _write_contents(
         except (safetensors.SafetensorError, ValueError, TypeError) as exc:
             raise ModuleLoadError(f"{tmp / fname}: cannot write the weights: {exc}") from exc
         files[fname] = {"bytes": (tmp / fname).stat().st_size}
+    # the oldest version that holds what is written: readers of version 1 still read a module without blocks
+    version = FORMAT_VERSION if any("blocks" in r for r in records.values()) else 1
     return {
-        "format": FORMAT, "version": FORMAT_VERSION, "module": MODULE_TEXT, "entry": module.entry,
+        "format": FORMAT, "version": version, "module": MODULE_TEXT, "entry": module.entry,
         "files": files, "tensors": records,
     }
 
