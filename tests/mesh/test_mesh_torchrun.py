@@ -182,3 +182,35 @@ def test_mesh_command_usage_errors_need_no_launch(tmp_path: Path) -> None:
     manifest = json.dumps({"format": "other"})
     (tmp_path / "manifest.json").write_text(manifest)
     assert main(["mesh", str(tmp_path)]) == 1  # a ModuleLoadError: not a module
+
+
+@pytest.mark.slow
+def test_the_mesh_command_without_a_launcher_starts_the_participants_itself(tmp_path: Path) -> None:
+    saved = _mlp(tmp_path)
+    out = tmp_path / "out.safetensors"
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")}
+    done = subprocess.run([sys.executable, "-W", "ignore", "-m", "tfexec", "mesh", str(saved), "--seed", "2", "--out", str(out)],
+                          capture_output=True, text=True, timeout=240, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"wrote 1 tensor(s) to {out} (2 participants of Mesh((2,), ('tp',)))")
+    from safetensors.torch import load_file
+
+    x = torch.randn(4, 8, generator=torch.Generator().manual_seed(2))
+    single = tfexec.evaluate(load_module(saved), x)
+    assert isinstance(single, torch.Tensor)
+    torch.testing.assert_close(load_file(out)["output"], single)
+
+
+def test_a_distributed_run_puts_back_the_evaluator_handlers_it_wrapped() -> None:
+    """evaluate_distributed runs in the user's own process: the mesh rules it installs over
+    ``eval_registry`` are undone when it returns (no process is needed to check that)."""
+    from tfexec import eval_registry
+    from tfexec.mesh import _rules
+
+    keys = eval_registry.keys()
+    originals = {key: eval_registry.lookup(key) for key in keys}
+    state = _rules.MeshState(None, TP, None)  # type: ignore[arg-type]  # wrapping reads neither
+    replaced = _rules.install(state)
+    assert all(eval_registry.lookup(key) is not originals[key] for key in keys)
+    _rules.restore(replaced)
+    assert all(eval_registry.lookup(key) is originals[key] for key in keys)

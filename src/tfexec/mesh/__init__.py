@@ -167,7 +167,8 @@ def evaluate_distributed(
 
     It returns what ``evaluate_mesh`` returns, on every participant. When the run fails,
     rank 0 raises the one ``EvalError`` (naming the node and the participant), and every
-    other participant's process ends with exit status 1. Run it on CPU tensors, outside any
+    other participant's process ends with exit status 1 (so does rank 0's, after printing
+    the error, when it is rank 0 that hangs). See ``docs/mesh.md``. Run it on CPU tensors, outside any
     process group of your own; it sets up and tears down its own gloo group.
     """
     check_timeout(timeout)

@@ -104,8 +104,9 @@ class Coordinator:
         other rank this never returns — its monitor ends the process once rank 0 says stop."""
         self.waiting_since = time.monotonic()
         if self.rank != 0:
-            while True:
+            while self._thread.is_alive():  # the monitor ends this process once rank 0 says stop
                 time.sleep(POLL)
+            self._give_up("the run failed, and its store can no longer be reached")
         self.decided.wait(GRACE + STALE + LOST)
         self.delivered = True
         return self.verdict or EvalError("the mesh run failed, and no participant said why in time")
