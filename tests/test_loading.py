@@ -836,3 +836,148 @@ def test_running_one_function_reads_only_its_weight(tmp_path: Path) -> None:
     assert torch.equal(out, torch.full((size,), 7.0))  # type: ignore[arg-type]
     assert loaded.reads() == {"w7": 1}
     assert grown < 32 * 2**20, f"resident memory grew by {grown / 2**20:.1f} MiB for one 1 MiB weight of 64"
+
+
+# -- sharded weights: one block per mesh participant (manifest version 2) -------------------
+
+from tfexec import Mesh, Replicate, ShardLayout, Split  # noqa: E402
+from tfexec.loading.sources import open_weights  # noqa: E402
+
+GRID_MESH = Mesh((2, 3), ("dp", "tp"))
+BLOCK_LAYOUTS = {
+    "rows": ShardLayout(GRID_MESH, (Split(0), Replicate())),
+    "columns": ShardLayout(GRID_MESH, (Replicate(), Split(-1))),
+    "both": ShardLayout(GRID_MESH, (Split(0), Split(1))),
+    "one-axis-twice": ShardLayout(GRID_MESH, (Split(1), Split(1))),
+}
+
+
+def _sharded_module(layout: ShardLayout, shape: tuple[int, ...]) -> IRModule:
+    t = f32[shape] @ layout
+    x = Var("x", f32[shape])
+    return IRModule({"forward": Function("forward", (x,), ops.add(x, ConstTensor("w", t)))}, {"w": t}, entry="forward")
+
+
+def _expected_block(w: torch.Tensor, layout: ShardLayout, coord: tuple[int, int]) -> torch.Tensor:
+    """The participant's shard the way DTensor cuts it: mesh axes in order, the first outermost."""
+    block = w
+    for mesh_axis, placement in enumerate(layout.attrs):
+        if isinstance(placement, Split):
+            block = block.chunk(GRID_MESH.shape[mesh_axis], dim=placement.tensor_axis % w.dim())[coord[mesh_axis]]
+    return block
+
+
+@pytest.mark.parametrize("name", list(BLOCK_LAYOUTS))
+@pytest.mark.parametrize("shape", [(12, 6), (4, 384)], ids=["few-runs", "many-small-runs"])
+def test_each_participant_reads_exactly_its_block(tmp_path: Path, name: str, shape: tuple[int, int]) -> None:
+    layout = BLOCK_LAYOUTS[name]
+    if shape[1] % 36 and name == "one-axis-twice":
+        shape = (shape[0], 36)
+    w = torch.randn(*shape)
+    saved = save_module(_sharded_module(layout, shape), {"w": w}, tmp_path / "m")
+    source = open_weights(saved)
+    for coord in [(i, j) for i in range(2) for j in range(3)]:
+        block = source.fetch_block("w", layout, coord)
+        assert block.is_contiguous() and torch.equal(block, _expected_block(w, layout, coord)), coord
+
+
+def test_manifest_records_one_digest_per_block_of_the_declared_layout(tmp_path: Path) -> None:
+    layout = BLOCK_LAYOUTS["both"]
+    w = torch.randn(4, 6)
+    saved = save_module(_sharded_module(layout, (4, 6)), {"w": w}, tmp_path / "m")
+    manifest = json.loads((saved / "manifest.json").read_text())
+    assert manifest["version"] == 2  # version 1 when no tensor has blocks (test_manifest_records_entry_and_each_tensor)
+    record = manifest["tensors"]["w"]
+    assert record["blocks"]["grid"] == [2, 3]
+    blocks = [w[i * 2:(i + 1) * 2, j * 2:(j + 1) * 2].contiguous() for i in range(2) for j in range(3)]
+    assert record["blocks"]["sha256"] == [hashlib.sha256(_raw(b)).hexdigest() for b in blocks]
+    assert record["sha256"] == hashlib.sha256(_raw(w)).hexdigest()  # the whole tensor's digest is kept
+
+
+def _raw(t: torch.Tensor) -> bytes:
+    return bytes(t.contiguous().view(torch.uint8).reshape(-1).tolist())
+
+
+def _flip_byte_of_block(saved: Path, row: int) -> None:
+    """Flip one byte in row ``row`` of weight w (f32[4, 6], rows-split blocks of 2 rows)."""
+    wfile = _weights_file(saved)
+    n, header = _header(wfile)
+    entry = header["w"]
+    assert isinstance(entry, dict)
+    raw = bytearray(wfile.read_bytes())
+    raw[8 + n + entry["data_offsets"][0] + row * 6 * 4 + 1] ^= 0x40
+    wfile.write_bytes(bytes(raw))
+
+
+def test_a_corrupt_block_is_caught_by_its_own_digest_and_other_blocks_still_read(tmp_path: Path) -> None:
+    layout = BLOCK_LAYOUTS["rows"]
+    w = torch.randn(4, 6)
+    saved = save_module(_sharded_module(layout, (4, 6)), {"w": w}, tmp_path / "m")
+    _flip_byte_of_block(saved, row=3)  # in the second block
+    source = open_weights(saved)
+    assert torch.equal(source.fetch_block("w", layout, (0, 0)), w[:2])  # only the block read is verified
+    with pytest.raises(ModuleLoadError, match=r"tensor w is corrupt: the bytes of its block \[\(2, 4\), \(0, 6\)\] hash to SHA-256 [0-9a-f]{64}, the manifest records"):
+        source.fetch_block("w", layout, (1, 2))
+    with pytest.raises(ModuleLoadError, match=r"tensor w is corrupt: its bytes hash to"):
+        source.fetch("w")  # the whole tensor is checked against the whole digest
+    assert torch.equal(open_weights(saved, verify=False).fetch_block("w", layout, (1, 0))[0], w[2])
+
+
+def _as_version_1(saved: Path) -> None:
+    def downgrade(m: dict[str, object]) -> None:
+        m["version"] = 1
+        tensors = m["tensors"]
+        assert isinstance(tensors, dict)
+        for record in tensors.values():
+            record.pop("blocks", None)
+
+    _edit_manifest(saved, downgrade)
+
+
+def test_a_version_1_manifest_is_read_and_a_block_is_verified_against_the_whole_tensor(tmp_path: Path) -> None:
+    layout = BLOCK_LAYOUTS["rows"]
+    w = torch.randn(4, 6)
+    saved = save_module(_sharded_module(layout, (4, 6)), {"w": w}, tmp_path / "m")
+    _as_version_1(saved)
+    loaded = load_module(saved)
+    assert torch.equal(evaluate(loaded, torch.zeros(4, 6)), w)  # type: ignore[arg-type]
+    assert torch.equal(open_weights(saved).fetch_block("w", layout, (1, 1)), w[2:])
+    _flip_byte_of_block(saved, row=3)
+    with pytest.raises(ModuleLoadError, match=r"tensor w is corrupt: its bytes hash to"):
+        open_weights(saved).fetch_block("w", layout, (0, 0))  # the block itself is intact: the whole is not
+
+
+def test_a_block_of_a_plain_safetensors_file_is_read_unverified(tmp_path: Path) -> None:
+    w = torch.randn(4, 6)
+    path = _write_safetensors(tmp_path / "w.safetensors", {"w": w})
+    assert torch.equal(open_weights(path).fetch_block("w", BLOCK_LAYOUTS["columns"], (1, 2)), w[:, 4:])
+
+
+def test_an_uneven_or_misplaced_split_is_refused_naming_the_weight(tmp_path: Path) -> None:
+    w = torch.randn(5, 6)
+    path = _write_safetensors(tmp_path / "w.safetensors", {"w": w})
+    with pytest.raises(ModuleLoadError, match=r"constant w: axis 0 \(size 5\) of f32\[5, 6\] does not split into 2 equal parts"):
+        open_weights(path).fetch_block("w", BLOCK_LAYOUTS["rows"], (0, 0))
+    far = ShardLayout(GRID_MESH, (Split(2), Replicate()))
+    with pytest.raises(ModuleLoadError, match=r"constant w: Split\(2\) names no axis of a rank-2 value"):
+        open_weights(path).fetch_block("w", far, (0, 0))
+    saved = save_module(_sharded_module(BLOCK_LAYOUTS["rows"], (5, 6)), {"w": w}, tmp_path / "m")
+    assert "blocks" not in json.loads((saved / "manifest.json").read_text())["tensors"]["w"]
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda b: b.update(grid=[2]), r"blocks\.grid \[2\] does not cut a tensor of shape \[4, 6\] into equal blocks"),
+        (lambda b: b.update(grid=[4, 4]), r"blocks\.grid \[4, 4\] does not cut"),
+        (lambda b: b["sha256"].pop(), r"blocks\.sha256 must be a list of 2 SHA-256 hex digests, one per block"),
+        (lambda b: b["sha256"].__setitem__(0, "xyz"), r"blocks\.sha256\[0\] is not a SHA-256 hex digest"),
+    ],
+    ids=["rank", "uneven", "count", "digest"],
+)
+def test_malformed_block_digests_fail_at_load(tmp_path: Path, edit: object, message: str) -> None:
+    saved = save_module(_sharded_module(BLOCK_LAYOUTS["rows"], (4, 6)), {"w": torch.randn(4, 6)}, tmp_path / "m")
+    assert callable(edit)
+    _edit_manifest(saved, lambda m: edit(m["tensors"]["w"]["blocks"]))
+    with pytest.raises(ModuleLoadError, match=r"malformed manifest: tensors\['w'\]\." + message):
+        load_module(saved)

@@ -31,6 +31,17 @@ class ExitOnRank(Op):
 
 
 @dataclass(frozen=True, slots=True)
+class SignalOnRank(Op):
+    """Kill the participant of rank ``rank`` with signal ``signum`` (SIGKILL: no handler runs)."""
+
+    name: ClassVar[str] = "signal_on_rank"
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = 1
+    rank: int = 1
+    signum: int = 9
+
+
+@dataclass(frozen=True, slots=True)
 class HangOnRank(Op):
     """Make the participant of rank ``rank`` sleep for an hour (a hang)."""
 
@@ -55,6 +66,15 @@ def _exit_on_rank(ctx: EvaluateContext) -> Value:
     assert isinstance(ctx.op, ExitOnRank)
     if _on(ctx.op.rank):
         os._exit(ctx.op.code)
+    return ctx.args[0]
+
+
+@register_eval(SignalOnRank)
+def _signal_on_rank(ctx: EvaluateContext) -> Value:
+    assert isinstance(ctx.op, SignalOnRank)
+    if _on(ctx.op.rank):
+        os.kill(os.getpid(), ctx.op.signum)
+        time.sleep(60)  # the signal ends the process before this returns
     return ctx.args[0]
 
 

@@ -1,6 +1,7 @@
-"""bench/mesh_overhead.py cannot rot: its ``main`` runs with ``--quick`` and prints its table
-(one mesh launch, so it is marked slow). No assertion is about timing; the script itself
-checks the mesh values against ``evaluate`` before it reports."""
+"""The mesh benchmarks cannot rot: bench/mesh_overhead.py's ``main`` runs with ``--quick`` and
+prints its table, bench/mesh_memory.py's at full size holds its memory goals (one mesh launch
+each, so both are marked slow). No assertion is about timing; the scripts check the mesh
+values against ``evaluate`` before they report."""
 
 import importlib
 from pathlib import Path
@@ -23,3 +24,22 @@ def test_mesh_overhead_runs_quick_and_prints_its_table(
     assert any(set(line.replace(" ", "")) == {"-"} for line in lines)
     for row in ("column matmul", "mlp", "launch:"):
         assert any(line.startswith(row) for line in lines), row
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="resident memory is read from /proc")
+def test_participants_hold_half_of_1_gib_of_split_weights_and_the_caller_none(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """bench/mesh_memory.py at full size: 1 GiB of weights over 2 participants."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    module = importlib.import_module("mesh_memory")
+    result = module.main([])
+    gib = 2**30
+    assert result["weights_bytes"] > 0.99 * gib and result["checked"] is True
+    growth = result["participants_growth"]
+    assert len(growth) == 2, result
+    for g in growth:
+        assert g <= 0.6 * gib, f"a participant's resident memory grew by {g / 2**20:.0f} MiB for 1 GiB of weights over 2"
+    assert result["caller_growth"] <= 64 * 2**20, f"the caller's resident memory grew by {result['caller_growth'] / 2**20:.0f} MiB"
+    assert "participant rank 1 resident growth" in capsys.readouterr().out

@@ -37,6 +37,13 @@ def _run_dirs() -> set[str]:
     return {p.name for p in Path(tempfile.gettempdir()).glob("tfexec-mesh-*")}
 
 
+@pytest.fixture(autouse=True)
+def _own_temp_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run directories go to this test's own temporary directory: other mesh runs on the
+    machine (other test sessions) come and go in the shared one."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
+
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc to find processes")
 
 

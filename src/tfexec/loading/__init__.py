@@ -22,7 +22,11 @@ Implementation notes
   truncated after loading fails with ``ModuleLoadError`` rather than killing the process
   with SIGBUS, and memory grows only by the tensors a run actually touches.
 * The manifest records each tensor's SHA-256, checked on first read (``verify=False`` opts
-  out); it catches flipped bytes and swapped offsets that no header check can.
+  out); it catches flipped bytes and swapped offsets that no header check can. For a
+  constant declared with a ``ShardLayout`` that splits it, manifest version 2 also records
+  the SHA-256 of each block of that layout, so a mesh participant reading only its block
+  (``FileSource.fetch_block``, ``tfexec.loading.blocks``) verifies just those bytes; with a
+  version 1 manifest it hashes the whole tensor as it streams past, keeping only its block.
 * The module text (``module.tf.py``, children as ``class`` blocks) is written with
   ``tfexec.text.print_ir`` and read back with ``tfexec.text.parse``; its entry must match
   the manifest's, and its declared constants must match the saved tensors.
@@ -30,7 +34,7 @@ Implementation notes
 Directory layout::
 
     path/
-      manifest.json          format, version, module text file, entry, files, tensors
+      manifest.json          format, version (2 with block digests, else 1), module text file, entry, files, tensors
       module.tf.py           the module tree in the tfexec text form
       weights.safetensors    or weights-00001-of-0000N.safetensors when sharded
 """

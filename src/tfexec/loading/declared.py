@@ -11,7 +11,7 @@ from tfexec.ir.types import TensorType
 # -- shapes and types ---------------------------------------------------------------------
 
 
-def _shape_matches(declared: tuple[ShapeDim, ...], found: tuple[int, ...], dims: dict[str, int]) -> bool:
+def shape_matches(declared: tuple[ShapeDim, ...], found: tuple[int, ...], dims: dict[str, int]) -> bool:
     """Whether ``found`` has the declared shape; ``DimVar``s bind (consistently) into ``dims``."""
     if len(declared) != len(found):
         return False
@@ -34,25 +34,25 @@ def _shape_matches(declared: tuple[ShapeDim, ...], found: tuple[int, ...], dims:
     return True
 
 
-def _spell(dtype: DType | str, shape: tuple[int, ...]) -> str:
+def spell(dtype: DType | str, shape: tuple[int, ...]) -> str:
     name = dtype.value if isinstance(dtype, DType) else dtype
     return f"{name}[{', '.join(str(s) for s in shape) or '()'}]"
 
 
-def _spell_tensor(data: torch.Tensor) -> str:
+def spell_tensor(data: torch.Tensor) -> str:
     try:
         name: DType | str = DType.from_torch(data.dtype)
     except TypeError:
         name = str(data.dtype)
-    return _spell(name, tuple(data.shape))
+    return spell(name, tuple(data.shape))
 
 
-def _check_declared(name: str, t: TensorType, data: object, where: str, dims: dict[str, int]) -> torch.Tensor:
+def check_declared(name: str, t: TensorType, data: object, where: str, dims: dict[str, int]) -> torch.Tensor:
     """``data`` as constant ``name`` of type ``t``, or a ``ModuleLoadError`` naming declared vs found."""
     if not isinstance(data, torch.Tensor):
         raise ModuleLoadError(f"constant {name}: declared {t}, but {where} holds a {type(data).__name__}, not a tensor")
-    if data.dtype != t.dtype.torch or not _shape_matches(t.shape, tuple(data.shape), dims):
-        raise ModuleLoadError(f"constant {name}: declared {t}, found {_spell_tensor(data)} in {where}")
+    if data.dtype != t.dtype.torch or not shape_matches(t.shape, tuple(data.shape), dims):
+        raise ModuleLoadError(f"constant {name}: declared {t}, found {spell_tensor(data)} in {where}")
     return data
 
 

@@ -11,67 +11,18 @@ from tfexec.errors import ModuleLoadError
 from tfexec.ir.expr import Function
 from tfexec.ir.module import IRModule
 from tfexec.ir.types import TensorType
-from tfexec.loading.declared import _check_declared, _shape_matches
-from tfexec.loading.safetensors_io import _WeightsFile
+from tfexec.loading.declared import check_declared, shape_matches
+from tfexec.loading.sources import FileReading, FileSource, MappingSource, Source, open_weights
 
 Reading: TypeAlias = Mapping[str, torch.Tensor] | str | os.PathLike[str]
 """A mapping from dotted constant names to tensors, a ``.safetensors`` file, or a saved module directory."""
 DeviceLike: TypeAlias = str | torch.device
 
 
-
-# -- readings -----------------------------------------------------------------------------
-
-
-class _Source:
-    """Where constant values come from; ``fetch`` reads one (the caller caches it)."""
-
-    where = "the reading"
-
-    def fetch(self, name: str) -> object:
-        raise NotImplementedError
-
-
-class _MappingSource(_Source):
-    """An in-memory ``Mapping[str, torch.Tensor]``, indexed by name on first use."""
-
-    def __init__(self, mapping: Mapping[str, torch.Tensor]) -> None:
-        self.mapping = mapping
-
-    def fetch(self, name: str) -> object:
-        try:
-            return self.mapping[name]
-        except KeyError:
-            raise ModuleLoadError(f"constant {name} is missing from the reading") from None
-        except Exception as exc:  # a lazy mapping failing to produce it, however it fails
-            raise ModuleLoadError(
-                f"constant {name}: the reading failed to produce it: {type(exc).__name__}: {exc}"
-            ) from exc
-
-
-class _FileSource(_Source):
-    """Tensors in safetensors files, each with the SHA-256 to check it against (or None)."""
-
-    def __init__(self, tensors: dict[str, tuple[_WeightsFile, str | None]], where: str) -> None:
-        self.tensors = tensors
-        self.where = where
-
-    def fetch(self, name: str) -> object:
-        hit = self.tensors.get(name)
-        if hit is None:
-            raise ModuleLoadError(f"constant {name} is missing from {self.where}")
-        file, sha = hit
-        return file.read(name, sha)
-
-    def found(self, name: str) -> str | None:
-        hit = self.tensors.get(name)
-        return None if hit is None else hit[0].entries[name].spelled()
-
-
-class _Cache:
+class ConstantCache:
     """Constants read so far, shared by every selection (function, child) of one loaded module."""
 
-    def __init__(self, source: _Source, device: torch.device | None) -> None:
+    def __init__(self, source: Source, device: torch.device | None) -> None:
         self.source = source
         self.device = device
         self.values: dict[str, torch.Tensor] = {}
@@ -80,7 +31,7 @@ class _Cache:
         self.dims: dict[str, int] = {}
 
 
-def _as_device(device: DeviceLike | None) -> torch.device | None:
+def as_device(device: DeviceLike | None) -> torch.device | None:
     if device is None or isinstance(device, torch.device):
         return device
     try:
@@ -97,7 +48,7 @@ class LoadedModule:
     from the reading at most once per loaded module, however many selections use it.
     """
 
-    def __init__(self, module: IRModule, cache: _Cache, entry: Function | None, prefix: str = "", name: str = "module") -> None:
+    def __init__(self, module: IRModule, cache: ConstantCache, entry: Function | None, prefix: str = "", name: str = "module") -> None:
         self.module = module
         self._cache = cache
         self.entry = entry
@@ -117,21 +68,13 @@ class LoadedModule:
         """
         if not isinstance(module, IRModule):
             raise TypeError(f"LoadedModule.from_reading needs an IRModule, got {type(module).__name__}")
-        dev = _as_device(device)
+        dev = as_device(device)
         if isinstance(reading, (str, os.PathLike)):
-            path = Path(reading)
-            if path.is_dir():
-                from tfexec.loading.manifest import _read_manifest
-                from tfexec.loading.saved import _open_saved  # saved builds on this module
-
-                source = _open_saved(path, _read_manifest(path), verify)
-            else:
-                wf = _WeightsFile.open(path)
-                source = _FileSource({n: (wf, None) for n in wf.entries}, wf.label)
-            cache = _Cache(source, dev if dev is not None else torch.device("cpu"))
-            _check_headers(module, source, cache.dims)
+            source = open_weights(Path(reading), verify=verify)
+            cache = ConstantCache(source, dev if dev is not None else torch.device("cpu"))
+            check_headers(module, source, cache.dims)
         elif isinstance(reading, Mapping):
-            cache = _Cache(_MappingSource(reading), dev)
+            cache = ConstantCache(MappingSource(reading), dev)
         else:
             raise TypeError(
                 f"a reading is a Mapping[str, torch.Tensor] or a path to a .safetensors file, got {type(reading).__name__}"
@@ -162,6 +105,31 @@ class LoadedModule:
         entry = sub.functions[sub.entry] if sub.entry is not None else None
         return LoadedModule(sub, self._cache, entry, f"{self.prefix}{path}.", f"{self.name}.{path}")
 
+    def qualified_name(self, name: str) -> str:
+        """The dotted name of this module's constant ``name`` in the whole reading."""
+        return self.prefix + name
+
+    @property
+    def file_reading(self) -> FileReading | None:
+        """Where the constants live on disk (a saved module directory or a ``.safetensors``
+        file), or None when they come from an in-memory mapping."""
+        source = self._cache.source
+        return source.reading if isinstance(source, FileSource) else None
+
+    def constant_type(self, name: str, declared: TensorType | None = None) -> TensorType:
+        """The type constant ``name`` is checked against when it is read, without reading it:
+        the module's declaration, which ``declared`` (the referencing ``ConstTensor``'s
+        type) must equal; ``declared`` when the module declares none."""
+        full = self.prefix + name
+        t = self.module.constant_type(name)
+        if t is None:
+            if declared is None:
+                raise ModuleLoadError(f"constant {full} is not declared by the module")
+            return declared
+        if declared is not None and declared != t:
+            raise ModuleLoadError(f"constant {full}: the reference declares {declared} but the module declares {t}")
+        return t
+
     def constant(self, name: str, declared: TensorType | None = None) -> torch.Tensor:
         """Constant ``name`` of this module (dotted names reach into children), read on first
         use, checked against its declared type and placed on the module's device.
@@ -176,16 +144,10 @@ class LoadedModule:
             return hit
         if full in cache.failed:
             raise cache.failed[full]
-        t = self.module.constant_type(name)
-        if t is None:
-            if declared is None:
-                raise ModuleLoadError(f"constant {full} is not declared by the module")
-            t = declared
-        elif declared is not None and declared != t:
-            raise ModuleLoadError(f"constant {full}: the reference declares {declared} but the module declares {t}")
+        t = self.constant_type(name, declared)
         cache.reads[full] = cache.reads.get(full, 0) + 1
         try:
-            data = _check_declared(full, t, cache.source.fetch(full), cache.source.where, cache.dims)
+            data = check_declared(full, t, cache.source.fetch(full), cache.source.where, cache.dims)
             if cache.device is not None and data.device != cache.device:
                 try:
                     data = data.to(cache.device)
@@ -206,14 +168,14 @@ class LoadedModule:
         return f"LoadedModule({self.name!r}, entry={entry!r}, constants read={len(self._cache.values)})"
 
 
-def _check_headers(module: IRModule, source: _FileSource, dims: dict[str, int]) -> None:
+def check_headers(module: IRModule, source: FileSource, dims: dict[str, int]) -> None:
     """Every declared constant is in the files, with its declared dtype and shape (no data read)."""
     for name, t in module.all_constants().items():
         hit = source.tensors.get(name)
         if hit is None:
             raise ModuleLoadError(f"constant {name}: declared {t}, but {source.where} has no tensor {name}")
-        e = hit[0].entries[name]
-        if e.dtype != t.dtype or not _shape_matches(t.shape, e.shape, dims):
-            raise ModuleLoadError(f"constant {name}: declared {t}, found {e.spelled()} in {hit[0].label}")
+        e = hit.file.entries[name]
+        if e.dtype != t.dtype or not shape_matches(t.shape, e.shape, dims):
+            raise ModuleLoadError(f"constant {name}: declared {t}, found {e.spelled()} in {hit.file.label}")
 
 

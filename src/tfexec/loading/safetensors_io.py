@@ -5,6 +5,7 @@ header's offsets at first use and copied out, so a file truncated after opening 
 ``ModuleLoadError`` instead of SIGBUS.
 """
 
+import contextlib
 import ctypes
 import hashlib
 import io
@@ -12,8 +13,9 @@ import json
 import os
 import struct
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from itertools import product
 from pathlib import Path
 
 import safetensors
@@ -21,7 +23,8 @@ import torch
 
 from tfexec.errors import ModuleLoadError
 from tfexec.ir.dtypes import DType
-from tfexec.loading.declared import _spell
+from tfexec.loading.blocks import Bounds
+from tfexec.loading.declared import spell
 
 
 # safetensors dtype codes: those with an HIR dtype, and the byte width of every code we know.
@@ -39,7 +42,7 @@ _MAX_HEADER_BYTES = 100_000_000
 
 
 @dataclass(frozen=True, slots=True)
-class _Entry:
+class TensorEntry:
     """One tensor in a safetensors header: dtype code, shape and absolute byte range."""
 
     code: str
@@ -52,7 +55,7 @@ class _Entry:
         return _ST_DTYPES.get(self.code)
 
     def spelled(self) -> str:
-        return _spell(self.dtype or self.code, self.shape)
+        return spell(self.dtype or self.code, self.shape)
 
 
 def _read_exact(f: io.FileIO, into: memoryview) -> int:
@@ -66,17 +69,17 @@ def _read_exact(f: io.FileIO, into: memoryview) -> int:
     return got
 
 
-class _WeightsFile:
+class WeightsFile:
     """A safetensors file whose header was validated at open; tensors are read on request."""
 
-    def __init__(self, path: Path, label: str, size: int, entries: dict[str, _Entry]) -> None:
+    def __init__(self, path: Path, label: str, size: int, entries: dict[str, TensorEntry]) -> None:
         self.path = path
         self.label = label
         self.size = size
         self.entries = entries
 
     @classmethod
-    def open(cls, path: Path, label: str | None = None) -> "_WeightsFile":
+    def open(cls, path: Path, label: str | None = None) -> "WeightsFile":
         """Read and validate the header of ``path``: JSON, dtypes, and byte ranges that tile the data."""
         label = label or str(path)
         try:
@@ -106,15 +109,57 @@ class _WeightsFile:
     def read(self, name: str, sha256: str | None) -> torch.Tensor:
         """Tensor ``name`` copied out of the file (on CPU), checked against ``sha256`` when given."""
         e = self.entries[name]
-        dtype = e.dtype
-        if dtype is None:
+        dtype = self._readable(name)
+        out = torch.empty(e.stop - e.start, dtype=torch.uint8)
+        with self._opened(name) as f:
+            self._read_at(f, name, e.start, _bytes_of(out))
+        if sha256 is not None:
+            self._check_digest(name, "its bytes", hashlib.sha256(_bytes_of(out)).hexdigest(), sha256)
+        return self._typed(name, out, dtype, e.shape)
+
+    def read_block(self, name: str, bounds: Bounds, sha256: str | None, whole_sha256: str | None) -> torch.Tensor:
+        """The block ``bounds`` of tensor ``name``, read alone (nothing else of the tensor is
+        kept): a contiguous CPU tensor. It is checked against ``sha256``, the block's own
+        digest, when given; else, when ``whole_sha256`` is given, by hashing the whole
+        tensor's bytes as they are streamed past (every byte is read, one chunk at a time)."""
+        e = self.entries[name]
+        dtype = self._readable(name)
+        shape = tuple(stop - start for start, stop in bounds)
+        itemsize = _ST_ITEMSIZE[e.code]
+        count = 1
+        for n in shape:
+            count *= n
+        out = torch.empty(count * itemsize, dtype=torch.uint8)
+        if not count:
+            return self._typed(name, out, dtype, shape)
+        with self._opened(name) as f:
+            offsets, run = _runs(e.shape, bounds, itemsize)
+            if run >= _SMALL_RUN or len(offsets) <= _FEW_RUNS:
+                view = _bytes_of(out)
+                for i, offset in enumerate(offsets):
+                    self._read_at(f, name, e.start + offset, view[i * run:(i + 1) * run])
+            else:  # many small runs (a split of a late axis): read whole rows of axis 0, keep the block
+                self._read_by_rows(f, name, e, bounds, out.view(dtype.torch).view(shape))
+            if sha256 is not None:
+                self._check_digest(name, f"the bytes of its block {list(bounds)}", hashlib.sha256(_bytes_of(out)).hexdigest(), sha256)
+            elif whole_sha256 is not None:
+                self._check_digest(name, "its bytes", self._stream_digest(f, name, e), whole_sha256)
+        return self._typed(name, out, dtype, shape)
+
+    # -- the pieces of a read -------------------------------------------------------------
+
+    def _readable(self, name: str) -> DType:
+        e = self.entries[name]
+        if e.dtype is None:
             known = ", ".join(_ST_DTYPES)
             raise ModuleLoadError(f"{self.label}: tensor {name} has dtype {e.code}, which HIR cannot hold (supported: {known})")
         if sys.byteorder != "little":
             raise ModuleLoadError(f"{self.label}: tensor {name}: reading safetensors on a big-endian host is not supported")
-        nbytes = e.stop - e.start
-        out = torch.empty(nbytes, dtype=torch.uint8)
-        view = memoryview((ctypes.c_char * nbytes).from_address(out.data_ptr())).cast("B") if nbytes else memoryview(b"")
+        return e.dtype
+
+    @contextlib.contextmanager
+    def _opened(self, name: str) -> Iterator[io.FileIO]:
+        """The file, open for reading, refused when its size changed since the header was read."""
         try:
             with open(self.path, "rb", buffering=0) as f:
                 size = os.fstat(f.fileno()).st_size
@@ -123,34 +168,94 @@ class _WeightsFile:
                         f"{self.label}: tensor {name}: the file changed since it was loaded "
                         f"({self.size} bytes then, {size} now{'; truncated' if size < self.size else ''})"
                     )
-                f.seek(e.start)
-                got = _read_exact(f, view)
+                yield f
         except OSError as exc:
             raise ModuleLoadError(f"{self.label}: tensor {name}: cannot read: {exc.strerror or exc}") from exc
-        if got != nbytes:
-            raise ModuleLoadError(f"{self.label}: tensor {name}: truncated: read {got} of its {nbytes} bytes")
-        if sha256 is not None:
-            digest = hashlib.sha256(view).hexdigest()
-            if digest != sha256:
-                raise ModuleLoadError(
-                    f"{self.label}: tensor {name} is corrupt: its bytes hash to SHA-256 {digest}, "
-                    f"the manifest records {sha256}"
-                )
-        del view
-        if dtype is DType.bool and nbytes and int(out.max()) > 1:
+
+    def _read_at(self, f: io.FileIO, name: str, offset: int, into: memoryview) -> None:
+        f.seek(offset)
+        got = _read_exact(f, into)
+        if got != len(into):
+            raise ModuleLoadError(f"{self.label}: tensor {name}: truncated: read {got} of {len(into)} bytes at byte {offset}")
+
+    def _read_by_rows(self, f: io.FileIO, name: str, e: TensorEntry, bounds: Bounds, out: torch.Tensor) -> None:
+        """Fill ``out`` with the block, reading whole rows of axis 0 a chunk at a time."""
+        row_bytes = (e.stop - e.start) // e.shape[0]
+        rows = max(1, _CHUNK // max(1, row_bytes))
+        buffer = torch.empty(rows * row_bytes, dtype=torch.uint8)
+        typed = buffer.view(out.dtype)
+        (first, stop), rest = bounds[0], tuple(slice(a, b) for a, b in bounds[1:])
+        for row in range(first, stop, rows):
+            n = min(rows, stop - row)
+            self._read_at(f, name, e.start + row * row_bytes, _bytes_of(buffer)[: n * row_bytes])
+            piece = typed[: n * (typed.numel() // rows)].view(n, *e.shape[1:])
+            out[row - first: row - first + n].copy_(piece[(slice(None), *rest)])
+
+    def _stream_digest(self, f: io.FileIO, name: str, e: TensorEntry) -> str:
+        digest = hashlib.sha256()
+        buffer = torch.empty(min(_CHUNK, e.stop - e.start), dtype=torch.uint8)
+        view = _bytes_of(buffer)
+        for offset in range(e.start, e.stop, _CHUNK):
+            piece = view[: min(_CHUNK, e.stop - offset)]
+            self._read_at(f, name, offset, piece)
+            digest.update(piece)
+        return digest.hexdigest()
+
+    def _check_digest(self, name: str, what: str, digest: str, recorded: str) -> None:
+        if digest != recorded:
+            raise ModuleLoadError(
+                f"{self.label}: tensor {name} is corrupt: {what} hash to SHA-256 {digest}, the manifest records {recorded}"
+            )
+
+    def _typed(self, name: str, raw: torch.Tensor, dtype: DType, shape: tuple[int, ...]) -> torch.Tensor:
+        if dtype is DType.bool and raw.numel() and int(raw.max()) > 1:
             raise ModuleLoadError(f"{self.label}: tensor {name} is corrupt: a bool byte is neither 0 nor 1")
-        return out.view(dtype.torch).reshape(e.shape)
+        return raw.view(dtype.torch).reshape(shape)
 
 
-def _parse_header(raw: bytes, label: str, data_start: int, size: int) -> dict[str, _Entry]:
+_CHUNK = 16 << 20  # bytes read at a time when a read goes past bytes it does not keep
+_SMALL_RUN = 4 << 10  # a block of runs shorter than this (and many of them) is read by whole rows
+_FEW_RUNS = 64
+
+
+def _bytes_of(t: torch.Tensor) -> memoryview:
+    """A writable byte view of a contiguous CPU uint8 tensor."""
+    n = t.numel()
+    return memoryview((ctypes.c_char * n).from_address(t.data_ptr())).cast("B") if n else memoryview(bytearray())
+
+
+def _runs(shape: tuple[int, ...], bounds: Bounds, itemsize: int) -> tuple[list[int], int]:
+    """The byte offsets (from the tensor's first byte), in order, of the equal contiguous runs
+    a block of a row-major tensor is made of, and the run length."""
+    last = len(shape) - 1  # the last axis the block does not cover whole
+    while last >= 0 and bounds[last] == (0, shape[last]):
+        last -= 1
+    strides = [itemsize] * len(shape)
+    for axis in range(len(shape) - 2, -1, -1):
+        strides[axis] = strides[axis + 1] * shape[axis + 1]
+    if last < 0:
+        total = itemsize
+        for n in shape:
+            total *= n
+        return [0], total
+    run = (bounds[last][1] - bounds[last][0]) * strides[last]
+    base = bounds[last][0] * strides[last]
+    offsets = [
+        base + sum(i * strides[axis] for axis, i in enumerate(index))
+        for index in product(*(range(a, b) for a, b in bounds[:last]))
+    ]
+    return offsets, run
+
+
+def _parse_header(raw: bytes, label: str, data_start: int, size: int) -> dict[str, TensorEntry]:
     """The entries of a safetensors header; every structural fault is a ``ModuleLoadError``."""
     try:
-        header = json.loads(raw.decode("utf-8"), object_pairs_hook=_json_object)
+        header = json.loads(raw.decode("utf-8"), object_pairs_hook=unique_keys_object)
     except ValueError as exc:  # UnicodeDecodeError, JSONDecodeError, a duplicate key
         raise ModuleLoadError(f"{label}: not a safetensors file: its header is not JSON ({exc})") from exc
     if not isinstance(header, dict):
         raise ModuleLoadError(f"{label}: not a safetensors file: its header is a {type(header).__name__}, not an object")
-    entries: dict[str, _Entry] = {}
+    entries: dict[str, TensorEntry] = {}
     for name, info in header.items():
         if name == "__metadata__":
             if not isinstance(info, dict) or not all(isinstance(v, str) for v in info.values()):
@@ -164,9 +269,9 @@ def _parse_header(raw: bytes, label: str, data_start: int, size: int) -> dict[st
             raise ModuleLoadError(f"{where}: its header entry has no dtype")
         if code not in _ST_ITEMSIZE:
             raise ModuleLoadError(f"{where}: unknown dtype {code!r} (supported: {', '.join(_ST_DTYPES)})")
-        if not isinstance(shape, list) or not all(_is_count(s) for s in shape):
+        if not isinstance(shape, list) or not all(is_count(s) for s in shape):
             raise ModuleLoadError(f"{where}: its shape {shape!r} is not a list of sizes")
-        if not isinstance(offsets, list) or len(offsets) != 2 or not all(_is_count(o) for o in offsets) or offsets[0] > offsets[1]:
+        if not isinstance(offsets, list) or len(offsets) != 2 or not all(is_count(o) for o in offsets) or offsets[0] > offsets[1]:
             raise ModuleLoadError(f"{where}: its data_offsets {offsets!r} are not a [begin, end] byte range")
         numel = 1
         for s in shape:
@@ -174,9 +279,9 @@ def _parse_header(raw: bytes, label: str, data_start: int, size: int) -> dict[st
         if offsets[1] - offsets[0] != numel * _ST_ITEMSIZE[code]:
             raise ModuleLoadError(
                 f"{where}: its data_offsets {offsets} hold {offsets[1] - offsets[0]} bytes, "
-                f"but {_spell(_ST_DTYPES.get(code) or code, tuple(shape))} needs {numel * _ST_ITEMSIZE[code]}"
+                f"but {spell(_ST_DTYPES.get(code) or code, tuple(shape))} needs {numel * _ST_ITEMSIZE[code]}"
             )
-        entries[name] = _Entry(code, tuple(shape), data_start + offsets[0], data_start + offsets[1])
+        entries[name] = TensorEntry(code, tuple(shape), data_start + offsets[0], data_start + offsets[1])
     end = data_start
     for name, e in sorted(entries.items(), key=lambda kv: (kv[1].start, kv[1].stop)):
         if e.start != end:
@@ -192,7 +297,7 @@ def _parse_header(raw: bytes, label: str, data_start: int, size: int) -> dict[st
     return entries
 
 
-def _json_object(pairs: list[tuple[str, object]]) -> dict[str, object]:
+def unique_keys_object(pairs: list[tuple[str, object]]) -> dict[str, object]:
     """A JSON object that refuses duplicate keys (a second entry must not shadow the first)."""
     out: dict[str, object] = {}
     for key, value in pairs:
@@ -202,14 +307,14 @@ def _json_object(pairs: list[tuple[str, object]]) -> dict[str, object]:
     return out
 
 
-def _is_count(value: object) -> bool:
+def is_count(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 # -- saving -------------------------------------------------------------------------------
 
 
-def _tensor_bytes(t: torch.Tensor) -> memoryview:
+def tensor_bytes(t: torch.Tensor) -> memoryview:
     """The raw bytes of a contiguous CPU tensor, without copying."""
     n = t.numel() * t.element_size()
     if n == 0:

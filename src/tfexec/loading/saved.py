@@ -17,59 +17,15 @@ from tfexec.api_checks import public
 from tfexec.errors import ModuleLoadError
 from tfexec.ir.dtypes import DType
 from tfexec.ir.module import IRModule
-from tfexec.loading.declared import _check_declared, _spell, _spell_tensor
-from tfexec.loading.loaded import (
-    DeviceLike,
-    LoadedModule,
-    _as_device,
-    _Cache,
-    _check_headers,
-    _FileSource,
-)
-from tfexec.loading.manifest import (
-    DEFAULT_SHARD_BYTES,
-    FORMAT,
-    FORMAT_VERSION,
-    MANIFEST,
-    MODULE_TEXT,
-    _Manifest,
-    _read_manifest,
-)
-from tfexec.loading.safetensors_io import _tensor_bytes, _WeightsFile
+from tfexec.ir.types import ShardLayout, TensorType
+from tfexec.loading.blocks import all_blocks, block_bounds, block_grid, layout_axis_error, uneven_axis
+from tfexec.loading.declared import check_declared, spell_tensor
+from tfexec.loading.loaded import ConstantCache, DeviceLike, LoadedModule, as_device, check_headers
+from tfexec.loading.manifest import DEFAULT_SHARD_BYTES, FORMAT, FORMAT_VERSION, MANIFEST, MODULE_TEXT, Manifest, read_manifest
+from tfexec.loading.safetensors_io import tensor_bytes
+from tfexec.loading.sources import open_saved
 
-# -- opening a saved module ---------------------------------------------------------------
-
-
-def _open_saved(root: Path, manifest: _Manifest, verify: bool) -> _FileSource:
-    """Open every weights file's header and check it against the manifest (no data read)."""
-    files: dict[str, _WeightsFile] = {}
-    for fname, nbytes in manifest.files.items():
-        path = root / fname
-        if not path.is_file():
-            raise ModuleLoadError(f"{path}: weights file named by the manifest is missing")
-        wf = _WeightsFile.open(path)
-        if wf.size != nbytes:
-            raise ModuleLoadError(
-                f"{path}: the manifest records {nbytes} bytes but the file has {wf.size}"
-                f"{' (truncated)' if wf.size < nbytes else ''}"
-            )
-        files[fname] = wf
-    tensors: dict[str, tuple[_WeightsFile, str | None]] = {}
-    for name, rec in manifest.tensors.items():
-        wf = files[rec.file]
-        e = wf.entries.get(name)
-        if e is None:
-            raise ModuleLoadError(f"{wf.label}: tensor {name}, which the manifest places in this file, is missing from it")
-        if e.dtype != rec.dtype or e.shape != rec.shape:
-            raise ModuleLoadError(
-                f"{wf.label}: tensor {name} is {e.spelled()} in the file but {_spell(rec.dtype, rec.shape)} in the manifest"
-            )
-        tensors[name] = (wf, rec.sha256 if verify else None)
-    for fname, wf in files.items():
-        for name in wf.entries:
-            if manifest.tensors.get(name) is None or manifest.tensors[name].file != fname:
-                raise ModuleLoadError(f"{wf.label}: tensor {name} is in the file but the manifest does not place it there")
-    return _FileSource(tensors, f"{root}")
+# -- the module text ---------------------------------------------------------------------
 
 
 def _text_function(name: str) -> Callable[..., object]:
@@ -100,7 +56,7 @@ def _parse_module(text: str, filename: str) -> IRModule:
     return out
 
 
-def _read_module_text(root: Path, manifest: _Manifest) -> IRModule:
+def _read_module_text(root: Path, manifest: Manifest) -> IRModule:
     """The module tree parsed from its text; its entry must be the manifest's."""
     file = root / manifest.text
     try:
@@ -127,13 +83,13 @@ def load_module(path: "str | os.PathLike[str]", device: DeviceLike | None = None
     root = Path(path)
     if not root.is_dir():
         raise ModuleLoadError(f"{root}: not a saved module directory{' (it does not exist)' if not root.exists() else ''}")
-    manifest = _read_manifest(root)
-    source = _open_saved(root, manifest, verify)
+    manifest = read_manifest(root)
+    source = open_saved(root, manifest, verify)
     module = _read_module_text(root, manifest)
     declared = module.all_constants()
-    dev = _as_device(device) or torch.device("cpu")
-    cache = _Cache(source, dev)
-    _check_headers(module, source, cache.dims)
+    dev = as_device(device) or torch.device("cpu")
+    cache = ConstantCache(source, dev)
+    check_headers(module, source, cache.dims)
     extra = sorted(set(manifest.tensors) - set(declared))
     if extra:
         raise ModuleLoadError(f"{root}: tensors {', '.join(extra)} are saved but the module declares no such constants")
@@ -152,7 +108,7 @@ def _weights_for_saving(module: IRModule, weights: Mapping[str, torch.Tensor]) -
     for name in weights:
         if name not in declared:
             value = weights[name]
-            found = _spell_tensor(value) if isinstance(value, torch.Tensor) else type(value).__name__
+            found = spell_tensor(value) if isinstance(value, torch.Tensor) else type(value).__name__
             problems.append(f"weight {name} ({found}) is not a declared constant of the module")
     out: dict[str, torch.Tensor] = {}
     dims: dict[str, int] = {}
@@ -160,7 +116,7 @@ def _weights_for_saving(module: IRModule, weights: Mapping[str, torch.Tensor]) -
         if name not in weights:
             continue
         try:
-            value = _check_declared(name, t, weights[name], "the weights", dims)
+            value = check_declared(name, t, weights[name], "the weights", dims)
         except ModuleLoadError as exc:
             problems.append(str(exc))
             continue
@@ -243,8 +199,9 @@ def _write_contents(
         ["weights.safetensors"] if len(shards) == 1
         else [f"weights-{i + 1:05d}-of-{len(shards):05d}.safetensors" for i in range(len(shards))]
     )
+    declared = module.all_constants()
     files: dict[str, object] = {}
-    records: dict[str, object] = {}
+    records: dict[str, dict[str, object]] = {}
     for fname, names in zip(fnames, shards):
         specs = {}
         for name in names:
@@ -256,15 +213,37 @@ def _write_contents(
             )
             records[name] = {
                 "file": fname, "dtype": dtype.value, "shape": list(t.shape),
-                "sha256": hashlib.sha256(_tensor_bytes(t)).hexdigest(),
+                "sha256": hashlib.sha256(tensor_bytes(t)).hexdigest(),
             }
+            blocks = _block_digests(t, declared[name])
+            if blocks is not None:
+                records[name]["blocks"] = blocks
         try:
             safetensors.serialize_file(specs, tmp / fname, metadata={"format": "pt", "writer": "tfexec"})
         except (safetensors.SafetensorError, ValueError, TypeError) as exc:
             raise ModuleLoadError(f"{tmp / fname}: cannot write the weights: {exc}") from exc
         files[fname] = {"bytes": (tmp / fname).stat().st_size}
+    # the oldest version that holds what is written: readers of version 1 still read a module without blocks
+    version = FORMAT_VERSION if any("blocks" in r for r in records.values()) else 1
     return {
-        "format": FORMAT, "version": FORMAT_VERSION, "module": MODULE_TEXT, "entry": module.entry,
+        "format": FORMAT, "version": version, "module": MODULE_TEXT, "entry": module.entry,
         "files": files, "tensors": records,
     }
 
+
+
+def _block_digests(t: torch.Tensor, declared: TensorType) -> dict[str, object] | None:
+    """The grid and per-block SHA-256s of a weight declared with a ``ShardLayout`` that
+    splits it evenly (manifest version 2), so a mesh participant can check its block alone."""
+    layout = declared.layout
+    if not isinstance(layout, ShardLayout) or not layout.splits or layout_axis_error(layout, t.dim()) is not None:
+        return None
+    shape = tuple(t.shape)
+    grid = block_grid(layout, t.dim())
+    if uneven_axis(shape, grid) is not None:
+        return None  # a mesh run refuses this weight, naming it; there is no block to check
+    digests = []
+    for index in all_blocks(grid):
+        block = t[tuple(slice(a, b) for a, b in block_bounds(shape, grid, index))].contiguous()
+        digests.append(hashlib.sha256(tensor_bytes(block)).hexdigest())
+    return {"grid": list(grid), "sha256": digests}

@@ -4,6 +4,8 @@
 value split over the mesh. ``evaluate_mesh`` runs the program as the mesh would: one
 process per participant, joined in a ``gloo`` process group on 127.0.0.1, each holding its
 shard of every distributed value as a DTensor (``torch.distributed.tensor``).
+``evaluate_distributed`` does the same when a launcher such as ``torchrun`` started the
+processes, possibly on several machines (``docs/mesh.md``; ``tfexec mesh`` on the command line).
 
 Main definitions
 ----------------
@@ -12,6 +14,10 @@ Main definitions
   ``MeshResult`` that also holds each participant's local values.
 * ``evaluate_mesh_batch(jobs, mesh=None, timeout=...)`` — several ``MeshJob``s with one
   launch of the participants (each job may also repeat ``rounds`` times, timed).
+* ``evaluate_distributed(target, *inputs, mesh=None, return_locals=False, timeout=300.0)``
+  — called in every process of a torchrun (``env://``) launch: each process is one
+  participant; the same result on every participant; on failure rank 0 raises the one
+  ``EvalError`` and the other processes exit with status 1.
 * ``MeshResult``, ``MeshOutcome``, ``MeshJob``.
 
 Design
@@ -33,11 +39,20 @@ Design
   logical value of its distributed operands and gives a per-participant result). A
   participant process exists only for the mesh run, so it installs these over its own
   ``eval_registry`` at start; the caller's registry is never touched.
+* **Weights.** A loaded module's weights are read by the participants, not the caller:
+  when they live in files (``load_module``, a ``.safetensors`` reading) each participant
+  reads its block of every weight typed with a ``ShardLayout`` that splits it (a DTensor
+  with that layout's placements) and the whole of every other weight, each checked
+  against the manifest (per-block SHA-256s, manifest version 2; see
+  ``FileSource.fetch_block`` for what a version 1 manifest allows). The caller reads none.
+  An in-memory reading is already in the caller's memory; it travels with the job.
 * **Processes.** The program travels as data, never pickled: JSON records that rebuild
   the same DAG with the same spans (custom op classes and their handlers are imported by
   module name) and safetensors files for tensors. The caller hosts the TCP store on an
   OS-chosen port of 127.0.0.1, starts the participants with ``subprocess``, and watches
-  their exit codes, error reports and progress slots (the op each one is in).
+  their exit codes, error reports and progress slots (the op each one is in). Under an
+  external launcher there is no caller: every process prepares the job itself, and the
+  participants keep in step through the launcher's rendezvous store (``_coordinator``).
 * **Failures.** Any failure surfaces as one ``EvalError`` prefixed by ``describe_expr`` of
   the node and naming the participant (rank and mesh coordinate): an error in a handler,
   a participant that dies (``os._exit``, a signal) or one that makes no progress within
@@ -64,7 +79,8 @@ Implementation notes
 --------------------
 * Inputs and constants must be on CPU (gloo); each participant uses
   ``cpu_count // participants`` intra-op threads.
-* A loaded module's constants are read in the caller, before the run, and sent along.
+* Inputs are whole (logical) tensors in every participant, which distributes its part.
+* ``MeshResult.rss_growth`` gives each participant's peak resident growth during its job.
 * Per-participant values are tracked by tensor identity within a participant; a
   per-participant output has no logical value (``MeshResult.logical`` is None and
   ``evaluate_mesh`` without ``return_locals`` refuses).
@@ -75,34 +91,21 @@ from typing import Literal, overload
 import torch
 
 from tfexec.api_checks import public
-from tfexec.errors import EvalError
-from tfexec.ir.describe import describe_expr
 from tfexec.ir.expr import Function
 from tfexec.ir.types import Mesh
 from tfexec.loading import LoadedModule
-from tfexec.mesh._launch import (
+from tfexec.mesh._distributed import run_distributed
+from tfexec.mesh._launch import evaluate_mesh_batch as evaluate_mesh_batch
+from tfexec.mesh._results import (
     DEFAULT_TIMEOUT as DEFAULT_TIMEOUT,
-)
-from tfexec.mesh._launch import (
     MAX_PARTICIPANTS as MAX_PARTICIPANTS,
-)
-from tfexec.mesh._launch import (
     STARTUP_TIMEOUT as STARTUP_TIMEOUT,
-)
-from tfexec.mesh._launch import (
     MeshJob as MeshJob,
-)
-from tfexec.mesh._launch import (
     MeshOutcome as MeshOutcome,
-)
-from tfexec.mesh._launch import (
     MeshResult as MeshResult,
-)
-from tfexec.mesh._launch import (
     coordinate as coordinate,
-)
-from tfexec.mesh._launch import (
-    evaluate_mesh_batch as evaluate_mesh_batch,
+    check_timeout,
+    logical_result,
 )
 
 
@@ -135,19 +138,46 @@ def evaluate_mesh(
     """
     (outcome,) = evaluate_mesh_batch([MeshJob(target, tuple(inputs), bool(return_locals))], mesh=mesh, timeout=timeout)
     result = outcome.unwrap()
-    if return_locals:
-        return result
-    if result.logical is None:
-        fn = target if isinstance(target, Function) else target.entry
-        where = describe_expr(fn.body) if fn is not None else "the result"
-        raise EvalError(
-            f"{where}: the result is a per-participant value (it depends on local of a value split over the mesh), "
-            "so it has no single logical value: pass return_locals=True and read each participant's value"
-        )
-    return result.logical
+    return result if return_locals else logical_result(target, result)
+
+
+@overload
+def evaluate_distributed(
+    target: "Function | LoadedModule", *inputs: object, mesh: Mesh | None = None,
+    return_locals: Literal[False] = False, timeout: float = DEFAULT_TIMEOUT,
+) -> "torch.Tensor | tuple[object, ...]": ...
+
+
+@overload
+def evaluate_distributed(
+    target: "Function | LoadedModule", *inputs: object, mesh: Mesh | None = None,
+    return_locals: Literal[True], timeout: float = DEFAULT_TIMEOUT,
+) -> MeshResult: ...
+
+
+@public
+def evaluate_distributed(
+    target: "Function | LoadedModule", *inputs: object, mesh: Mesh | None = None,
+    return_locals: bool = False, timeout: float = DEFAULT_TIMEOUT,
+) -> "torch.Tensor | tuple[object, ...] | MeshResult":
+    """``evaluate_mesh`` for a launcher you run yourself: call it in every process that
+    ``torchrun`` (or any launcher setting ``RANK``, ``WORLD_SIZE``, ``MASTER_ADDR``,
+    ``MASTER_PORT``) started, with the same ``target`` and ``inputs``; each process is one
+    participant, joined through the launcher's rendezvous (``env://``).
+
+    It returns what ``evaluate_mesh`` returns, on every participant. When the run fails,
+    rank 0 raises the one ``EvalError`` (naming the node and the participant), and every
+    other participant's process ends with exit status 1 (so does rank 0's, after printing
+    the error, when it is rank 0 that hangs). See ``docs/mesh.md``. Run it on CPU tensors, outside any
+    process group of your own; it sets up and tears down its own gloo group.
+    """
+    check_timeout(timeout)
+    job = MeshJob(target, tuple(inputs), bool(return_locals))
+    result = run_distributed(lambda: (job, mesh), timeout=float(timeout))
+    return result if return_locals else logical_result(target, result)
 
 
 __all__ = [
     "DEFAULT_TIMEOUT", "MAX_PARTICIPANTS", "STARTUP_TIMEOUT", "MeshJob", "MeshOutcome", "MeshResult", "coordinate",
-    "evaluate_mesh", "evaluate_mesh_batch",
+    "evaluate_distributed", "evaluate_mesh", "evaluate_mesh_batch",
 ]

@@ -1,18 +1,17 @@
-"""The caller's side of a mesh run: check, write, launch, supervise, collect.
+"""tfexec's own launcher of a mesh run: write, launch, supervise, collect.
 
-``evaluate_mesh_batch`` binds and checks every job's inputs here (the same rules and
-messages as ``evaluate``), writes the programs and tensors to a private temporary
-directory, starts one ``tfexec.mesh._participant`` process per mesh participant against
-a TCP store it hosts on 127.0.0.1 (an OS-chosen free port), and watches them: their exit
-codes, their error reports and their progress slots. The first failure stops every
-participant; no process outlives the call.
+``evaluate_mesh_batch`` prepares every job here (``_prepare``: inputs bound and checked as
+``evaluate`` does, weights planned, none read from files), writes the programs and tensors
+to a private temporary directory, starts one ``tfexec.mesh._participant`` process per mesh
+participant against a TCP store it hosts on 127.0.0.1 (an OS-chosen free port), and
+watches them: their exit codes, their error reports and their progress slots. The first
+failure stops every participant; no process outlives the call.
 """
 
 import json
 import math
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -29,191 +28,19 @@ import torch.distributed as dist
 from safetensors import safe_open
 
 from tfexec.errors import EvalError
-from tfexec.semantics.binding import bind_inputs
-from tfexec.semantics.constants import const_tensor_value
-from tfexec.semantics.context import EvaluateContext
-from tfexec.semantics.targets import resolve_target
-from tfexec.semantics.values import TensorValue, TupleValue, Value
 from tfexec.ir.describe import describe_expr
-from tfexec.ir.expr import ConstTensor, Function, Var
-from tfexec.ir.types import Mesh, ShardLayout
-from tfexec.loading import LoadedModule, write_tensors
+from tfexec.ir.types import Mesh
+from tfexec.loading import write_tensors
 from tfexec.mesh import _progress
+from tfexec.mesh._failures import FailureWords, Report, exit_how
+from tfexec.mesh._prepare import Prepared, choose_mesh, prepare
 from tfexec.mesh._progress import Phase, Position
-from tfexec.mesh._layouts import split_axis_error, uneven_split
-from tfexec.mesh._wire import Encoded, Item, Json, encode
+from tfexec.mesh._session import build_value
+from tfexec.mesh._results import DEFAULT_TIMEOUT, STARTUP_TIMEOUT, MeshJob, MeshOutcome, MeshResult, check_timeout
 
-DEFAULT_TIMEOUT = 300.0
-"""Seconds the participants may spend evaluating, from when all have joined the process group."""
-STARTUP_TIMEOUT = 120.0
-"""Seconds the participants may take to start (import torch, form the gloo group)."""
-MAX_PARTICIPANTS = 64
-"""The most participants (processes) one run starts."""
 _GRACE = 2.0  # after a failure, how long the others get to report before they are stopped
 _POLL = 0.01
 _NUMPY_WARNING = "ignore:Failed to initialize NumPy:UserWarning"  # torch's import-time warning without numpy
-
-
-@dataclass(frozen=True, slots=True)
-class MeshJob:
-    """One program to run on the mesh: ``target`` on ``inputs``; ``rounds`` times (the
-    last round's values are returned, every round is timed)."""
-
-    target: "Function | LoadedModule"
-    inputs: tuple[object, ...] = ()
-    return_locals: bool = False
-    rounds: int = 1
-
-
-@dataclass(frozen=True, slots=True)
-class MeshResult:
-    """What a mesh run computed.
-
-    ``logical`` is the result as ``evaluate`` returns it (a tensor or a tuple), or None when
-    some output is a per-participant value (it depends on ``local`` of a split value), which
-    has no single logical value. ``locals`` (when asked for) holds each participant's own
-    values, indexed by rank: the shard of a distributed output (under its type's
-    ``ShardLayout``, else under DTensor's placement with pending reductions done), the whole
-    value of a replicated one, the participant's value of a per-participant one.
-    ``seconds`` is the evaluation time of each round (the slowest participant's).
-    """
-
-    mesh: Mesh
-    logical: "torch.Tensor | tuple[object, ...] | None"
-    locals: "tuple[torch.Tensor | tuple[object, ...], ...] | None"
-    seconds: tuple[float, ...]
-
-    def coordinate(self, rank: int) -> tuple[int, ...]:
-        """The mesh coordinate of participant ``rank`` (row-major: the last mesh axis varies fastest)."""
-        return coordinate(self.mesh, rank)
-
-    def local(self, *coord: int) -> "torch.Tensor | tuple[object, ...]":
-        """The local values of the participant at mesh coordinate ``coord``."""
-        if self.locals is None:
-            raise ValueError("this result holds no local values: run with return_locals=True")
-        if len(coord) != len(self.mesh.shape) or not all(0 <= c < n for c, n in zip(coord, self.mesh.shape)):
-            raise ValueError(f"{coord} is not a coordinate of {self.mesh}")
-        return self.locals[sum(c * math.prod(self.mesh.shape[i + 1:]) for i, c in enumerate(coord))]
-
-
-@dataclass(frozen=True, slots=True)
-class MeshOutcome:
-    """One job's outcome in a batch: its result, or the error that stopped it."""
-
-    result: MeshResult | None
-    error: EvalError | None
-
-    def unwrap(self) -> MeshResult:
-        """The result, or the job's error raised."""
-        if self.error is not None:
-            raise self.error
-        assert self.result is not None
-        return self.result
-
-
-def coordinate(mesh: Mesh, rank: int) -> tuple[int, ...]:
-    """Participant ``rank``'s coordinate in ``mesh`` (row-major, as DTensor's ``DeviceMesh``)."""
-    out = []
-    for n in reversed(mesh.shape):
-        out.append(rank % n)
-        rank //= n
-    return tuple(reversed(out))
-
-
-def _who(mesh: Mesh, rank: int) -> str:
-    return f"rank {rank} at coordinate {coordinate(mesh, rank)} of {mesh}"
-
-
-# -- preparing a job (in the caller) ------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class _Prepared:
-    fn: Function
-    encoded: Encoded
-    tensors: dict[str, torch.Tensor]
-    weights: list[str] | None
-    job: MeshJob
-
-
-def _param_label(fn: Function, index: int, param: Var) -> str:
-    where = f"{param.span.location()} " if param.span is not None else ""
-    return f"{where}{fn.name}: parameter {param.name} (input {index})"
-
-
-def _flatten(value: Value, key: str, label: str, out: dict[str, torch.Tensor]) -> None:
-    if isinstance(value, TupleValue):
-        for i, v in enumerate(value.elements):
-            _flatten(v, f"{key}.{i}", f"{label} field {i}", out)
-        return
-    assert isinstance(value, TensorValue)
-    layout = value.type.layout
-    if isinstance(layout, ShardLayout):
-        why = split_axis_error(layout, value.data.dim()) or uneven_split(layout, tuple(value.data.shape))
-        if why is not None:
-            raise EvalError(f"{label}: {why}")
-    out[key] = value.data
-
-
-def _prepare(job: MeshJob) -> _Prepared:
-    if not isinstance(job, MeshJob):
-        raise TypeError(f"evaluate_mesh_batch takes MeshJob values, got {type(job).__name__}")
-    if not isinstance(job.rounds, int) or job.rounds < 1:
-        raise ValueError(f"MeshJob.rounds must be a positive int, got {job.rounds!r}")
-    fn, loaded = resolve_target(job.target)
-    values, device, _ = bind_inputs(fn, job.inputs)
-    if device is not None and torch.device(device).type != "cpu":
-        raise EvalError(
-            f"{fn.name}: evaluate_mesh runs its participants on CPU with gloo, but the inputs are on {device}; "
-            "pass CPU tensors"
-        )
-    encoded = encode(fn, "")
-    tensors = dict(encoded.tensors)
-    for i, (param, value) in enumerate(zip(fn.params, values)):
-        _flatten(value, f"in.{i}", _param_label(fn, i, param), tensors)
-    weights: list[str] | None = None
-    if loaded is not None:
-        weights = []
-        ctx = EvaluateContext(loaded_module=loaded, device=device)
-        for node in encoded.nodes:
-            if isinstance(node, ConstTensor) and node.name not in weights:
-                data = const_tensor_value(node, ctx).data
-                if data.device.type != "cpu":
-                    raise EvalError(f"{describe_expr(node)}: weight {node.name} is on {data.device}; mesh runs are on CPU")
-                tensors[f"w.{node.name}"] = data
-                weights.append(node.name)
-    return _Prepared(fn, encoded, tensors, weights, job)
-
-
-def _run_mesh(prepared: Sequence[_Prepared], mesh: Mesh | None) -> Mesh:
-    found = [(m, item) for p in prepared for m, item in p.encoded.meshes]
-    if mesh is not None:
-        if not isinstance(mesh, Mesh):
-            raise TypeError(f"mesh must be a tfexec Mesh, got {type(mesh).__name__}")
-        for m, item in found:
-            if m != mesh:
-                raise EvalError(f"{describe_expr(item)}: names {m}, but this mesh run is on {mesh}")
-        chosen = mesh
-    else:
-        if not found:
-            raise EvalError(
-                f"{describe_expr(prepared[0].fn)}: no ShardLayout names a mesh, so there is no mesh to run on: "
-                "pass mesh=Mesh(...)"
-            )
-        chosen, first = found[0]
-        for m, item in found:
-            if m != chosen:
-                raise EvalError(
-                    f"{describe_expr(item)}: names {m}, but {describe_expr(first)} names {chosen}; one mesh run has "
-                    "one mesh"
-                )
-    world = math.prod(chosen.shape)
-    if world > MAX_PARTICIPANTS:
-        raise EvalError(f"{chosen} has {world} participants; a mesh run starts at most {MAX_PARTICIPANTS} processes")
-    return chosen
-
-
-# -- launching and supervising ------------------------------------------------------------------
 
 
 def _store(seconds: float) -> "tuple[object, int]":
@@ -237,7 +64,8 @@ def _store(seconds: float) -> "tuple[object, int]":
     return store, port
 
 
-def _loopback() -> str | None:
+def loopback_interface() -> str | None:
+    """The name of this machine's loopback network interface (``lo``, ``lo0``), if any."""
     try:
         names = [name for _, name in socket.if_nameindex()]
     except OSError:
@@ -253,7 +81,7 @@ class _Run:
     run_dir: Path
     mesh: Mesh
     world: int
-    prepared: Sequence[_Prepared]
+    prepared: Sequence[Prepared]
     timeout: float
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
     logs: list[IO[bytes]] = field(default_factory=list)
@@ -266,7 +94,7 @@ class _Run:
         env = dict(os.environ)
         package_root = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = os.pathsep.join([package_root, *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
-        loopback = _loopback()
+        loopback = loopback_interface()
         if loopback is not None:
             env["GLOO_SOCKET_IFNAME"] = loopback
         modules = sorted({m for p in self.prepared for m in p.encoded.modules})
@@ -276,7 +104,7 @@ class _Run:
             "timeout": self.timeout + STARTUP_TIMEOUT, "sys_path": [p for p in sys.path if p], "imports": modules,
             "jobs": [
                 {"records": p.encoded.records, "return_locals": p.job.return_locals, "rounds": p.job.rounds,
-                 "weights": p.weights}
+                 "weights": p.weights.to_json() if p.weights is not None else None}
                 for p in self.prepared
             ],
         }
@@ -340,9 +168,13 @@ class _Run:
         meta = json.loads((self.run_dir / f"out{j}.json").read_text())
         files = [_read_all(self.run_dir / f"out{j}.{r}.safetensors") for r in range(self.world)]
         kinds: dict[str, str] = meta["kinds"]
-        logical = None if "participant" in kinds.values() else _build(meta["tree"], "G", files[0])
-        locals_ = tuple(_build(meta["tree"], "L", f) for f in files) if self.prepared[j].job.return_locals else None
-        return MeshResult(self.mesh, logical, locals_, tuple(float(s) for s in meta["seconds"]))
+        logical = None if "participant" in kinds.values() else build_value(meta["tree"], "G", files[0])
+        locals_ = tuple(build_value(meta["tree"], "L", f) for f in files) if self.prepared[j].job.return_locals else None
+        growth = [int(f["M"].item()) for f in files]
+        return MeshResult(
+            self.mesh, logical, locals_, tuple(float(s) for s in meta["seconds"]),
+            tuple(growth) if all(g >= 0 for g in growth) else None,
+        )
 
     def log_tail(self, rank: int) -> str:
         try:
@@ -353,102 +185,35 @@ class _Run:
         tail = " | ".join(lines)
         return tail if len(tail) <= 600 else "..." + tail[-597:]
 
+    def failure(self, positions: "list[Position] | None") -> tuple[int, EvalError]:
+        """The job that failed and the one error to raise for it."""
+        words = FailureWords(self.mesh, [(p.fn, p.encoded.nodes) for p in self.prepared], self.timeout)
+        if positions is not None:
+            if not all(pos.phase >= Phase.JOINED for pos in positions):
+                return words.not_started(positions)
+            return words.no_progress(positions, [r for r in range(self.world) if r in self.stopped])
+        final = self.positions()
+        codes = [p.returncode for p in self.procs]
+        reports: list[Report] = []
+        for r in range(self.world):
+            path = self.run_dir / f"error.{r}.json"
+            if path.exists():
+                raw = json.loads(path.read_text())
+                reports.append(Report(r, int(raw["job"]), raw["node"], str(raw["message"]), float(raw["time"])))
+        reporting = {report.rank for report in reports}
+        crashed = [r for r in range(self.world) if r not in reporting and r not in self.stopped and codes[r] not in (0, None)]
+        if crashed:
+            code = codes[crashed[0]]
+            assert code is not None
+            return words.died(crashed[0], final[crashed[0]], exit_how(code), self.log_tail(crashed[0]))
+        if not reports:
+            return 0, EvalError(f"{words.target()}: the mesh run failed without a report (exit codes {codes})")
+        return words.reported(reports)
+
 
 def _read_all(path: Path) -> dict[str, torch.Tensor]:
     with safe_open(path, "pt") as f:
         return {k: f.get_tensor(k).clone() for k in f.keys()}
-
-
-def _build(tree: Json, prefix: str, tensors: dict[str, torch.Tensor]) -> "torch.Tensor | tuple[object, ...]":
-    if isinstance(tree, str):
-        return tensors[f"{prefix}.{tree}"]
-    assert isinstance(tree, dict) and isinstance(tree["tuple"], list)
-    return tuple(_build(t, prefix, tensors) for t in tree["tuple"])
-
-
-# -- errors ----------------------------------------------------------------------------------------
-
-
-def _node(run: _Run, job: int, index: int) -> Item | None:
-    if 0 <= job < len(run.prepared) and 0 <= index < len(run.prepared[job].encoded.nodes):
-        return run.prepared[job].encoded.nodes[index]
-    return None
-
-
-def _where(run: _Run, pos: Position) -> str:
-    if pos.phase == Phase.DONE:
-        return "finished"
-    if pos.phase == Phase.RETURNING:
-        return f"returning the results of job {pos.job}"
-    if pos.phase == Phase.LAUNCHED:
-        return "starting"
-    node = _node(run, pos.job, pos.node)
-    return f"in {describe_expr(node)}" if node is not None else "before its first op"
-
-
-def _failure(run: _Run, positions: "list[Position] | None") -> tuple[int, EvalError]:
-    """The job that failed and the one error to raise for it."""
-    mesh = run.mesh
-    target = describe_expr(run.prepared[0].fn)
-    if positions is not None:
-        alive = [r for r in range(run.world) if r in run.stopped]
-        if not all(pos.phase >= Phase.JOINED for pos in positions):
-            late = ", ".join(str(r) for r, pos in enumerate(positions) if pos.phase < Phase.JOINED)
-            return 0, EvalError(
-                f"{target}: the mesh participants did not all start within {STARTUP_TIMEOUT:g} s "
-                f"(ranks {late} had not joined the process group); the run was stopped"
-            )
-        laggard = min(alive or range(run.world), key=lambda r: (positions[r].job, positions[r].dispatches, r))
-        pos = positions[laggard]
-        node = _node(run, pos.job, pos.node)
-        head = describe_expr(node) if node is not None else describe_expr(run.prepared[max(pos.job, 0)].fn)
-        others = "; ".join(f"rank {r} at {coordinate(mesh, r)}: {_where(run, positions[r])}" for r in range(run.world) if r != laggard)
-        return max(pos.job, 0), EvalError(
-            f"{head}: mesh participant {_who(mesh, laggard)} made no progress {_where(run, pos)} within the "
-            f"{run.timeout:g} s timeout, and the run was stopped" + (f" (the others: {others})" if others else "")
-        )
-    final = run.positions()
-    codes = [p.returncode for p in run.procs]
-    reports: dict[int, dict[str, Json]] = {}
-    for r in range(run.world):
-        path = run.run_dir / f"error.{r}.json"
-        if path.exists():
-            reports[r] = json.loads(path.read_text())
-    crashed = [r for r in range(run.world) if r not in reports and r not in run.stopped and codes[r] not in (0, None)]
-    if crashed:
-        r = crashed[0]
-        pos = final[r]
-        code = codes[r]
-        assert code is not None
-        how = f"killed by signal {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
-        node = _node(run, pos.job, pos.node) if pos.phase == Phase.RUNNING else None
-        tail = run.log_tail(r)
-        output = f"; its output ended with: {tail}" if tail else ""
-        if node is not None:
-            return pos.job, EvalError(f"{describe_expr(node)}: mesh participant {_who(mesh, r)} died ({how}) in this op{output}")
-        job = max(pos.job, 0)
-        return job, EvalError(
-            f"{describe_expr(run.prepared[job].fn)}: mesh participant {_who(mesh, r)} died ({how}) "
-            f"{_where(run, pos)}{output}"
-        )
-    if not reports:
-        return 0, EvalError(f"{target}: the mesh run failed without a report (exit codes {codes})")
-    first = min(reports, key=lambda r: (float(reports[r]["time"]), r))  # type: ignore[arg-type]
-    key = (reports[first]["job"], reports[first]["node"], reports[first]["message"])
-    same = sorted(r for r in reports if (reports[r]["job"], reports[r]["node"], reports[r]["message"]) == key)
-    rank = same[0]
-    failed_job, index, message = key
-    assert isinstance(failed_job, int) and isinstance(message, str)
-    also = f" (ranks {', '.join(map(str, same))} failed the same way)" if len(same) > 1 else ""
-    if failed_job < 0:
-        return 0, EvalError(f"{target}: mesh participant {_who(mesh, rank)} {message}{also}")
-    at = _node(run, failed_job, index) if isinstance(index, int) else None
-    if at is not None:
-        return failed_job, EvalError(f"{describe_expr(at)}: on mesh participant {_who(mesh, rank)}: {message}{also}")
-    return failed_job, EvalError(f"{message} (on mesh participant {_who(mesh, rank)}){also}")
-
-
-# -- entry points -------------------------------------------------------------------------------
 
 
 def evaluate_mesh_batch(
@@ -460,12 +225,11 @@ def evaluate_mesh_batch(
     here). A failing job stops the run: the jobs before it keep their results, it gets the
     error, and the jobs after it an error saying they did not run.
     """
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
-        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    check_timeout(timeout)
     if not jobs:
         return []
-    prepared = [_prepare(job) for job in jobs]
-    chosen = _run_mesh(prepared, mesh)
+    prepared = [prepare(job) for job in jobs]
+    chosen = choose_mesh(prepared, mesh)
     run_dir = Path(tempfile.mkdtemp(prefix="tfexec-mesh-"))
     run = _Run(run_dir, chosen, math.prod(chosen.shape), prepared, float(timeout))
     try:
@@ -482,7 +246,7 @@ def evaluate_mesh_batch(
                 break
             outcomes.append(MeshOutcome(run.result(j), None))
         if len(outcomes) < len(prepared):
-            failed_job, error = _failure(run, timed_out)
+            failed_job, error = run.failure(timed_out)
             outcomes.append(MeshOutcome(None, error))
             for j in range(len(outcomes), len(prepared)):
                 outcomes.append(

@@ -1,10 +1,11 @@
-"""Where each participant is: one small slot per rank in a shared, memory-mapped file.
+"""Where each participant is: its phase, job, the op it is dispatching and how many it has.
 
-A participant writes its phase, the job it runs, the record index of the op it is
-dispatching and how many ops it has dispatched; the caller reads the slots when a
-participant dies or the run times out, to name the node it was in. A write is a few
-``struct.pack_into`` calls on a mapped page (well under a microsecond), so it is done on
-every dispatch.
+Under tfexec's own launcher each rank has one small slot in a shared, memory-mapped file
+(``Slot``); the caller reads the slots when a participant dies or the run times out, to
+name the node it was in. A write is a few ``struct.pack_into`` calls on a mapped page (well
+under a microsecond), so it is done on every dispatch. Under an external launcher the
+position lives in memory (``Progress``) and a monitor thread publishes it to the
+rendezvous store; the monitor can also ask the evaluation to stop at its next op.
 """
 
 import enum
@@ -53,20 +54,18 @@ def read_all(path: Path, participants: int) -> list[Position]:
     return out
 
 
-class Slot:
-    """A participant's writable view of its own slot."""
+class Progress:
+    """A participant's own position, in memory; ``stop`` makes its next op raise."""
 
-    def __init__(self, path: Path, rank: int) -> None:
-        fd = os.open(path, os.O_RDWR)
-        try:
-            self._map = mmap.mmap(fd, 0)
-        finally:
-            os.close(fd)
-        self._offset = rank * _SLOT.size
+    def __init__(self) -> None:
         self.phase, self.job, self.node, self.dispatches = Phase.LAUNCHED, -1, -1, 0
+        self.stopping: BaseException | None = None
+
+    def position(self) -> Position:
+        return Position(self.phase, self.job, self.node, self.dispatches)
 
     def _write(self) -> None:
-        _SLOT.pack_into(self._map, self._offset, self.phase, self.job, self.node, self.dispatches)
+        """Publish a change (nothing to do for a position kept in memory only)."""
 
     def set(self, phase: Phase, job: int | None = None) -> None:
         self.phase = phase
@@ -76,6 +75,28 @@ class Slot:
 
     def enter(self, node: int) -> None:
         """Record that the op at record index ``node`` is being dispatched."""
+        if self.stopping is not None:
+            raise self.stopping
         self.node = node
         self.dispatches += 1
         self._write()
+
+    def stop(self, reason: BaseException) -> None:
+        """Make the next op dispatched raise ``reason`` (set from another thread)."""
+        self.stopping = reason
+
+
+class Slot(Progress):
+    """A participant's position, written to its slot of the shared file at every change."""
+
+    def __init__(self, path: Path, rank: int) -> None:
+        super().__init__()
+        fd = os.open(path, os.O_RDWR)
+        try:
+            self._map = mmap.mmap(fd, 0)
+        finally:
+            os.close(fd)
+        self._offset = rank * _SLOT.size
+
+    def _write(self) -> None:
+        _SLOT.pack_into(self._map, self._offset, self.phase, self.job, self.node, self.dispatches)

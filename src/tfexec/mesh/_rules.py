@@ -35,15 +35,23 @@ from torch.distributed.tensor import Shard as DShard
 from torch.distributed.tensor.placement_types import Placement
 
 from tfexec.errors import EvalError, TfexecError
-from tfexec.semantics.context import EvaluateContext
-from tfexec.semantics.messages import reason_of
-from tfexec.semantics.registry import Handler, eval_registry, kernel_operand
-from tfexec.semantics.rules.common import as_tensor
-from tfexec.semantics.values import TensorValue, TupleValue, Value, type_of_data
 from tfexec.ir.ops.distribution import Local, Reshard
 from tfexec.ir.types import Mesh, ShardLayout, Split
+from tfexec.mesh._internals import (
+    EvaluateContext,
+    Handler,
+    TensorValue,
+    TupleValue,
+    Value,
+    as_tensor,
+    eval_registry,
+    kernel_arg,
+    reason_of,
+    type_of_data,
+)
+from tfexec.mesh._failures import is_comm_error
 from tfexec.mesh._layouts import split_axis_error, uneven_split
-from tfexec.mesh._progress import Slot
+from tfexec.mesh._progress import Progress
 from tfexec.visitor import AnalysisRegistry
 
 
@@ -67,7 +75,7 @@ class MeshState:
 
     device_mesh: DeviceMesh
     mesh: Mesh
-    slot: Slot
+    slot: Progress
     op_nodes: dict[int, int] = field(default_factory=dict)
     _local: dict[int, "weakref.ref[torch.Tensor]"] = field(default_factory=dict)
 
@@ -155,8 +163,8 @@ class MeshState:
             try:
                 return base(ctx.for_op(ctx.op, mesh_args, ctx.result_type))
             except Exception as exc:
-                if isinstance(exc, TfexecError) or not _raised_in_dtensor(exc):
-                    raise
+                if isinstance(exc, TfexecError) or not _raised_in_dtensor(exc) or is_comm_error(exc):
+                    raise  # a communication error is a peer gone, not a placement DTensor cannot compute
                 shown = ", ".join(
                     placed(a.data.placements) if isinstance(a, TensorValue) and isinstance(a.data, DTensor) else "plain"
                     for a in mesh_args
@@ -203,7 +211,7 @@ def _reshard(state: MeshState, base: Handler) -> Handler:
                 f"reshard to {target} of a per-participant value (it depends on local of a split value): such a "
                 "value has no logical value to distribute"
             )
-        data = as_tensor(ctx, kernel_operand(value))
+        data = as_tensor(ctx, kernel_arg(value))
         moved = state.distribute(data, target)
         return TensorValue(moved, type_of_data(moved, target))
 
@@ -228,12 +236,22 @@ def _local(state: MeshState, base: Handler) -> Handler:
     return handler
 
 
-def install(state: MeshState) -> None:
+def install(state: MeshState) -> dict[type, Handler]:
     """Make this process's ``eval_registry`` the mesh one: every handler wrapped, ``reshard``
-    and ``local`` by their mesh rules. Only a participant process calls this: it exists
-    for the mesh run alone."""
+    and ``local`` by their mesh rules; returns the handlers it replaced, for ``restore``.
+    A participant process of tfexec's own launcher exists for the mesh run alone and never
+    restores; a participant in a user's process (``evaluate_distributed``) restores after."""
+    before: dict[type, Handler] = {}
     for key in eval_registry.keys():  # noqa: SIM118 - an AnalysisRegistry, not a dict
         base = eval_registry.lookup(key)
         assert base is not None
+        before[key] = base
         rule = mesh_rules.lookup(key)
         eval_registry.add(key, rule(state, base) if rule is not None else state.wrap(base), override=True)
+    return before
+
+
+def restore(before: dict[type, Handler]) -> None:
+    """Put back the handlers ``install`` replaced."""
+    for key, handler in before.items():
+        eval_registry.add(key, handler, override=True)

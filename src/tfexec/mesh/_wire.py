@@ -22,7 +22,6 @@ from typing import TypeAlias, Union
 import torch
 
 from tfexec.errors import EvalError
-from tfexec.semantics.registry import eval_registry
 from tfexec.ir.describe import describe_expr
 from tfexec.ir.dims import DimExpr, DimVar
 from tfexec.ir.dtypes import DType
@@ -30,6 +29,7 @@ from tfexec.ir.expr import Call, Constant, ConstTensor, Expr, Function, GridRegi
 from tfexec.ir.ops.base import Op
 from tfexec.ir.span import Span
 from tfexec.ir.types import Layout, Mesh, Replicate, ShardLayout, Split, TensorType, TupleType
+from tfexec.mesh._internals import eval_registry
 
 Json: TypeAlias = Union[None, bool, int, float, str, list["Json"], dict[str, "Json"]]
 Item: TypeAlias = Union[Expr, Function]

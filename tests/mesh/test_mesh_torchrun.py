@@ -1,0 +1,216 @@
+"""torchrun as the launcher of a mesh run, on one machine, on loopback (127.0.0.1) only:
+``torchrun --nnodes 1 --nproc-per-node 2 ... -m tfexec mesh MODULE_DIR`` and the Python entry
+point ``evaluate_distributed`` (``torchrun_case.py``). Each launch costs seconds, so the
+default suite runs one success (the command) and one failure (the entry point); the other
+failures — a participant that exits, one killed by a signal, one that hangs — are slow.
+
+Every failure is reported once, by rank 0, naming the participant and the node; no process
+is left behind.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from mesh_cases import data
+
+import tfexec
+from tfexec import ConstTensor, EvalError, Function, IRModule, Mesh, ShardLayout, Split, Var, f32, load_module, ops, save_module
+from tfexec.loading import write_tensors
+from tfexec.mesh import evaluate_distributed
+
+HERE = Path(__file__).resolve().parent
+TP = Mesh((2,), ("tp",))
+pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc to find processes")
+
+
+def _torchrun(args: list[str], nproc: int = 2, cwd: Path | None = None, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    """``torchrun --nnodes 1 --nproc-per-node N`` on loopback: the rendezvous, the store and gloo on 127.0.0.1."""
+    env = dict(os.environ, GLOO_SOCKET_IFNAME="lo", PYTHONPATH=os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
+    command = [
+        sys.executable, "-W", "ignore", "-m", "torch.distributed.run", "--nnodes", "1", "--nproc-per-node", str(nproc),
+        "--rdzv-backend", "c10d", "--rdzv-endpoint", "127.0.0.1:0", "--local-addr", "127.0.0.1", "--monitor-interval", "0.1",
+        *args,
+    ]
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd)
+
+
+def _left_behind(marker: str) -> list[int]:
+    """Pids of live processes whose command line holds ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                if marker.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def _mlp(root: Path) -> Path:
+    x = Var("x", f32[4, 8])
+    w1 = ConstTensor("w1", f32[8, 16] @ ShardLayout(TP, (Split(1),)))
+    w2 = ConstTensor("w2", f32[16, 8] @ ShardLayout(TP, (Split(0),)))
+    body = ops.add(ops.matmul(ops.gelu(ops.matmul(x, w1)), w2), ConstTensor("b", f32[8]))
+    module = IRModule({"mlp": Function("mlp", (x,), body)}, {"w1": w1.type, "w2": w2.type, "b": f32[8]}, entry="mlp")
+    weights = {"w1": data(8, 16), "w2": data(16, 8, seed=1), "b": data(8, seed=2)}
+    return save_module(module, weights, root / "mlp")
+
+
+def test_the_mesh_command_under_torchrun_writes_the_logical_result_once(tmp_path: Path) -> None:
+    saved = _mlp(tmp_path)
+    x = data(4, 8, seed=3)
+    write_tensors({"x": x}, tmp_path / "in.safetensors")
+    out = tmp_path / "out.safetensors"
+    done = _torchrun(["-m", "tfexec", "mesh", str(saved), "--mesh", "2", "--inputs", str(tmp_path / "in.safetensors"),
+                      "--out", str(out)])
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("wrote 1 tensor(s) to") == 1  # rank 0 alone writes and says so
+    from safetensors.torch import load_file
+
+    single = tfexec.evaluate(load_module(saved), x)
+    assert isinstance(single, torch.Tensor)
+    torch.testing.assert_close(load_file(out)["output"], single)
+    assert _left_behind(str(saved)) == []
+
+
+def _case(name: str) -> tuple[subprocess.CompletedProcess[str], str]:
+    """Run ``torchrun_case.py NAME``; its output, and the failing node as the case printed it."""
+    done = _torchrun([str(HERE / "torchrun_case.py"), name])
+    nodes = {line.split(": node ", 1)[1] for line in done.stdout.splitlines() if ": node " in line}
+    assert len(nodes) == 1, done.stdout + done.stderr
+    assert _left_behind(str(HERE / "torchrun_case.py")) == []  # no participant outlives the launch
+    return done, nodes.pop()
+
+
+def _the_one_error(done: subprocess.CompletedProcess[str]) -> str:
+    """The run's error: reported by rank 0 and by no other rank, once."""
+    output = done.stdout + done.stderr
+    errors = [line for line in output.splitlines() if "EvalError: " in line]
+    assert len(errors) == 1, output
+    assert done.returncode != 0
+    return errors[0]
+
+
+def test_an_error_in_one_participant_is_reported_once_by_rank_0_under_torchrun() -> None:
+    done, node = _case("fail")
+    error = _the_one_error(done)
+    assert error.startswith("rank 0: EvalError: " + node + ": on mesh participant rank 1 at coordinate (1,) of Mesh((2,), ('tp',)): ")
+    assert error.endswith("ValueError: boom on rank 1")
+
+
+def test_outside_a_launcher_evaluate_distributed_says_what_it_needs(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"):
+        monkeypatch.delenv(name, raising=False)
+    x = Var("x", f32[4] @ ShardLayout(TP, (Split(0),)))
+    with pytest.raises(EvalError, match=r"needs the environment a torch.distributed launcher sets .*RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT.* are not set: start every participant with torchrun, or call evaluate_mesh"):
+        evaluate_distributed(Function("f", (x,), ops.exp(x)), torch.zeros(4))
+
+
+@pytest.mark.slow
+def test_a_participant_that_exits_is_named_with_its_node_under_torchrun() -> None:
+    done, node = _case("exit")
+    error = _the_one_error(done)
+    assert error.startswith(f"rank 0: EvalError: {node}: mesh participant rank 1 at coordinate (1,) of Mesh((2,), ('tp',)) died")
+    assert error.endswith("in this op")
+
+
+@pytest.mark.slow
+def test_a_participant_killed_by_a_signal_is_named_with_its_node_under_torchrun() -> None:
+    done, node = _case("kill")
+    error = _the_one_error(done)
+    assert error.startswith(f"rank 0: EvalError: {node}: mesh participant rank 1 at coordinate (1,) of Mesh((2,), ('tp',)) died")
+    assert "exitcode  : -9" in done.stdout + done.stderr  # torchrun's own summary gives the signal
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, rank, other", [("hang", 1, 0), ("hang0", 0, 1)])
+def test_a_hung_participant_is_stopped_by_the_timeout_under_torchrun(name: str, rank: int, other: int) -> None:
+    done, node = _case(name)
+    error = _the_one_error(done)
+    assert f"{node}: mesh participant rank {rank} at coordinate ({rank},) of Mesh((2,), ('tp',)) made no progress in {node} within the 4 s timeout, and the run was stopped" in error
+    assert f"rank {other} at ({other},):" in error
+
+
+@pytest.mark.slow
+def test_the_entry_point_returns_the_same_result_on_every_participant_twice_in_one_launch() -> None:
+    done = _torchrun([str(HERE / "torchrun_case.py"), "twice"])
+    assert done.returncode == 0, done.stdout + done.stderr
+    # the two processes share one pipe, so their lines may interleave: count, do not split
+    assert done.stdout.count("rank 0: ok (4, 4)") == 2 and done.stdout.count("rank 1: ok (4, 4)") == 2, done.stdout
+
+
+@pytest.mark.slow
+def test_a_2x2_mesh_of_four_torchrun_processes_computes_the_single_participant_value(tmp_path: Path) -> None:
+    mesh = Mesh((2, 2), ("dp", "tp"))
+    x = Var("x", f32[4, 8] @ ShardLayout(mesh, (Split(0), Split(1))))
+    w = ConstTensor("w", f32[8, 6] @ ShardLayout(mesh, (Split(0), Split(0))))  # one axis split by both mesh axes
+    module = IRModule({"f": Function("f", (x,), ops.matmul(ops.exp(x), w))}, {"w": w.type}, entry="f")
+    saved = save_module(module, {"w": data(8, 6)}, tmp_path / "m")
+    out = tmp_path / "out.safetensors"
+    done = _torchrun(["-m", "tfexec", "mesh", str(saved), "--mesh", "2x2", "--seed", "5", "--out", str(out), "--locals"], nproc=4)
+    assert done.returncode == 0, done.stdout + done.stderr
+    from safetensors.torch import load_file
+
+    written = load_file(out)
+    xs = torch.randn(4, 8, generator=torch.Generator().manual_seed(5))  # the command's random input for --seed 5
+    single = tfexec.evaluate(load_module(saved), xs)
+    assert isinstance(single, torch.Tensor)
+    torch.testing.assert_close(written["output"], single)
+    assert sorted(k for k in written if k.startswith("rank")) == [f"rank{r}.output" for r in range(4)]
+
+
+@pytest.mark.slow
+def test_the_mesh_command_refuses_a_launch_of_the_wrong_size_once(tmp_path: Path) -> None:
+    saved = _mlp(tmp_path)
+    done = _torchrun(["-m", "tfexec", "mesh", str(saved), "--out", str(tmp_path / "o.safetensors")], nproc=3)
+    errors = [line for line in (done.stdout + done.stderr).splitlines() if line.startswith("tfexec mesh: ")]
+    assert len(errors) == 1 and done.returncode != 0, done.stdout + done.stderr
+    assert "Mesh((2,), ('tp',)) has 2 participants, but the launcher started 3 processes: start 2" in errors[0]
+
+
+def test_mesh_command_usage_errors_need_no_launch(tmp_path: Path) -> None:
+    from tfexec.cli import main
+
+    assert main(["mesh", str(tmp_path / "nope")]) == 2
+    assert main(["mesh", str(tmp_path), "--mesh", "2y2"]) == 2
+    manifest = json.dumps({"format": "other"})
+    (tmp_path / "manifest.json").write_text(manifest)
+    assert main(["mesh", str(tmp_path)]) == 1  # a ModuleLoadError: not a module
+
+
+@pytest.mark.slow
+def test_the_mesh_command_without_a_launcher_starts_the_participants_itself(tmp_path: Path) -> None:
+    saved = _mlp(tmp_path)
+    out = tmp_path / "out.safetensors"
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")}
+    done = subprocess.run([sys.executable, "-W", "ignore", "-m", "tfexec", "mesh", str(saved), "--seed", "2", "--out", str(out)],
+                          capture_output=True, text=True, timeout=240, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"wrote 1 tensor(s) to {out} (2 participants of Mesh((2,), ('tp',)))")
+    from safetensors.torch import load_file
+
+    x = torch.randn(4, 8, generator=torch.Generator().manual_seed(2))
+    single = tfexec.evaluate(load_module(saved), x)
+    assert isinstance(single, torch.Tensor)
+    torch.testing.assert_close(load_file(out)["output"], single)
+
+
+def test_a_distributed_run_puts_back_the_evaluator_handlers_it_wrapped() -> None:
+    """evaluate_distributed runs in the user's own process: the mesh rules it installs over
+    ``eval_registry`` are undone when it returns (no process is needed to check that)."""
+    from tfexec import eval_registry
+    from tfexec.mesh import _rules
+
+    keys = eval_registry.keys()
+    originals = {key: eval_registry.lookup(key) for key in keys}
+    state = _rules.MeshState(None, TP, None)  # type: ignore[arg-type]  # wrapping reads neither
+    replaced = _rules.install(state)
+    assert all(eval_registry.lookup(key) is not originals[key] for key in keys)
+    _rules.restore(replaced)
+    assert all(eval_registry.lookup(key) is originals[key] for key in keys)
