@@ -9,22 +9,31 @@ import weakref
 from collections.abc import Container, Sequence
 from dataclasses import dataclass
 
-from tfexec.ir.expr import Expr, Function, GridRegionExpr
+from tfexec.ir.expr import Call, Expr, Function, GridRegionExpr
+from tfexec.ir.ops.base import Op
 from tfexec.ir.graph import function_order, loop_plan, operands
 from tfexec.semantics.liveness import last_reads
 
 
 @dataclass(frozen=True, slots=True)
 class Schedule:
-    """``steps[i] = (node, ids of the values whose last reader is node)``; outputs are never freed."""
+    """``steps[i] = (node, ids of the values whose last reader is node, op_args)``; outputs are
+    never freed. ``op_args`` is, for an op call, the ids of its operands (the visitor reads
+    them without walking the node), else None."""
 
     order: tuple[Expr, ...]
-    steps: "tuple[tuple[Expr, tuple[int, ...]], ...]"
+    steps: "tuple[tuple[Expr, tuple[int, ...], tuple[int, ...] | None], ...]"
 
 
 def build_schedule(order: Sequence[Expr], outputs: Sequence[Expr]) -> Schedule:
     frees = last_reads([[id(c) for c in operands(node)] for node in order], [id(o) for o in outputs])
-    return Schedule(tuple(order), tuple(zip(order, frees)))
+    return Schedule(tuple(order), tuple((node, f, _op_args(node)) for node, f in zip(order, frees)))
+
+
+def _op_args(node: Expr) -> tuple[int, ...] | None:
+    if isinstance(node, Call) and isinstance(node.target, Op):
+        return tuple(id(a) for a in node.args)
+    return None
 
 
 def pending_order(root: Expr, known: Container[int]) -> list[Expr]:

@@ -27,12 +27,13 @@ from tfexec.semantics import messages
 from tfexec.semantics.binding import bind_inputs, call_bindings, check_return
 from tfexec.semantics.constants import const_tensor_value, index_value, materialize_constant
 from tfexec.semantics.context import EvaluateContext
-from tfexec.semantics.dispatch import CallPlan, apply_handler, apply_kernel, assemble, holes_of, plan_call, raw
+from tfexec.semantics.dispatch import CallPlan, apply_handler, assemble, holes_of, plan_call, raw
 from tfexec.semantics.keys import ScopeKeys, function_keys, is_reported, iteration_prefix, loop_keys
 from tfexec.semantics.layouts import StaticLayouts, function_layouts
 from tfexec.semantics.loops import trip_count
 from tfexec.semantics.targets import resolve_target, target_name
-from tfexec.semantics.values import TensorValue, TupleValue, Value, relabel, to_python, type_of_data
+from tfexec.semantics.registry import eval_registry
+from tfexec.semantics.values import ComputedValue, TupleValue, Value, relabel, to_python
 from tfexec.evaluator.schedule import Schedule, build_schedule, function_schedule, loop_schedule, pending_order
 from tfexec.visitor import ExprVisitor
 
@@ -81,6 +82,7 @@ class EvaluatorVisitor(ExprVisitor[Value]):
         # on ``self`` would make a reference cycle keeping the visitor and its memo alive.
         cls = type(self)
         self._methods: dict[type, Method] = {c: getattr(cls, "visit_" + c.__name__) for c in _NODE_CLASSES}
+        self._inline_ops = cls.visit_Call is EvaluatorVisitor.visit_Call and cls.call_op is EvaluatorVisitor.call_op
 
     def spawn(self, prefix: str, table: dict[str, Value] | None) -> "EvaluatorVisitor":
         """A visitor like this one with a fresh environment: it evaluates a callee or a loop body."""
@@ -114,11 +116,26 @@ class EvaluatorVisitor(ExprVisitor[Value]):
         return memo[id(expr)]
 
     def run_schedule(self, schedule: Schedule, ctx: EvaluateContext) -> None:
-        """Evaluate every step not yet bound, freeing values after their last reader."""
+        """Evaluate every step not yet bound, freeing values after their last reader.
+
+        An op call is dispatched here, without ``visit_Call``'s frame, when this visitor's
+        class keeps ``visit_Call`` and ``call_op`` as they are (``_apply_op`` is their body);
+        a subclass overriding either gets every call through its override."""
         memo, methods, table, keys = self.memo, self._methods, self.table, self.keys
-        for node, frees in schedule.steps:
-            if id(node) not in memo:
-                value = memo[id(node)] = methods[type(node)](self, node, ctx)
+        inline = self._inline_ops
+        plans = self.plans
+        version = eval_registry.version
+        for node, frees, op_args in schedule.steps:
+            nid = id(node)
+            if nid not in memo:
+                if inline and op_args is not None:
+                    plan = plans.get(nid)
+                    if plan is None or plan.version != version:
+                        plan = self._plan(node)  # type: ignore[arg-type]
+                    value = _apply_op(plan, [memo[i] for i in op_args], ctx)
+                else:
+                    value = methods[type(node)](self, node, ctx)
+                memo[nid] = value
                 if table is not None and keys is not None and is_reported(node):
                     table[keys.key(self.prefix, node)] = value
             if table is None:
@@ -169,21 +186,15 @@ class EvaluatorVisitor(ExprVisitor[Value]):
         handler included, is an ``EvalError`` prefixed by ``describe_expr(call)``."""
         plan = self.plans.get(id(call))
         if plan is None or not plan.current:
-            plan = self.plans[id(call)] = plan_call(call, op, [self.layouts.of(a) for a in call.args])
+            plan = self._plan(call)
         memo = self.memo
-        values = [memo[id(a)] for a in call.args]
-        if plan.refusal is not None:
-            raise plan.refusal
-        if plan.kernel is None:
-            return apply_handler(plan, ctx, values)
-        try:
-            if plan.direct:
-                data = apply_kernel(plan, ctx, [v.data if v.__class__ is TensorValue else raw(v) for v in values])
-            else:
-                data = apply_kernel(plan, ctx, assemble(plan.views, holes_of(plan.views, values, [])))
-            return TensorValue(data, type_of_data(data, plan.layout))
-        except Exception as exc:  # every failure surfaces as EvalError (spec §3)
-            raise messages.dispatch_failed(call, exc) from exc
+        return _apply_op(plan, [memo[id(a)] for a in call.args], ctx)
+
+    def _plan(self, call: Call) -> CallPlan:
+        """The call site's dispatch plan, made (again, if the registry changed) and kept."""
+        assert isinstance(call.target, Op)
+        plan = self.plans[id(call)] = plan_call(call, call.target, [self.layouts.of(a) for a in call.args])
+        return plan
 
     def call_function(self, call: Call, callee: Function, ctx: EvaluateContext) -> Value:
         """Evaluate ``callee``'s body on the call's arguments in a fresh environment (spec §4),
@@ -230,6 +241,27 @@ class EvaluatorVisitor(ExprVisitor[Value]):
             return relabel(last, self.layouts.of(region))
         result = carries[0] if len(carries) == 1 else TupleValue(tuple(carries))
         return relabel(result, self.layouts.of(region))
+
+
+def _apply_op(plan: CallPlan, values: list[Value], ctx: EvaluateContext) -> Value:
+    """The value of an op call from its plan and its operands' values (``call_op``'s body)."""
+    if plan.refusal is not None:
+        raise plan.refusal
+    kernel = plan.kernel
+    if kernel is None:
+        return apply_handler(plan, ctx, values)
+    try:
+        if plan.direct:
+            try:
+                operands: list[object] = [v.data for v in values]  # type: ignore[union-attr]
+            except AttributeError:  # a tuple operand: its raw fields
+                operands = [raw(v) for v in values]
+        else:
+            operands = assemble(plan.views, holes_of(plan.views, values, []))
+        data = kernel.fn(ctx, *operands) if kernel.needs_ctx else kernel.fn(*operands)
+        return ComputedValue(data, plan.layout)
+    except Exception as exc:  # every failure surfaces as EvalError (spec §3)
+        raise messages.dispatch_failed(plan.call, exc) from exc
 
 
 def _function_plans(fn: Function) -> dict[int, CallPlan]:

@@ -16,6 +16,7 @@ from typing import TypeAlias, Union
 import torch
 
 from tfexec.errors import EvalError
+from tfexec.ir.dtypes import DType
 from tfexec.ir.expr import Call
 from tfexec.ir.ops.base import Op
 from tfexec.ir.types import Layout, ShardLayout
@@ -75,9 +76,29 @@ def plan_call(call: Call, op: Op, operand_layouts: Sequence[LayoutTree]) -> Call
             kernel = rule.value_rule(op, args)
         except Exception as exc:  # a rule must not raise here; if one does, the call fails when reached
             refusal = messages.dispatch_failed(call, exc)
+        if kernel is not None and not rule.value_rule.__module__.startswith(_CATALOGUE):
+            kernel = _ir_dtype_checked(kernel)
     layout = op.value_layout(tuple(tensor_layout(lay) for lay in layouts))
     direct = all(v is None for v in views)
     return CallPlan(call, op, version, rule, refusal, views, layouts, args, kernel, layout, direct)
+
+
+_CATALOGUE = "tfexec.semantics.rules."
+"""Where the catalogue's value rules live: their kernels make IR dtypes by construction
+(proofs_notes, Lemma 5); a user's value rule is checked at every call, on both routes."""
+
+
+def _ir_dtype_checked(kernel: Kernel) -> Kernel:
+    """``kernel`` refusing a result of a dtype the IR does not name (a user rule making complex64, say)."""
+    fn = kernel.fn
+
+    def checked(*operands: object) -> torch.Tensor:
+        out = fn(*operands)
+        if isinstance(out, torch.Tensor):
+            DType.from_torch(out.dtype)  # TypeError: "torch dtype ... has no HIR DType; supported: ..."
+        return out
+
+    return Kernel(checked, kernel.needs_ctx)
 
 
 def _arg(view: OperandView, layout: LayoutTree) -> Arg:

@@ -45,6 +45,32 @@ class TensorValue(_ValueBase):
             )
 
 
+class ComputedValue(TensorValue):
+    """A ``TensorValue`` an op kernel made on the direct route: its ``type`` is made from its
+    data and layout the first time someone reads it. Most such values are only ever read as
+    tensors, by later kernels, and making a type costs more than a small op."""
+
+    __slots__ = ("_layout", "_type")
+    scalar = None  # never a weak scalar (and one attribute less to set)
+    _type: TensorType
+
+    def __init__(self, data: torch.Tensor, layout: "Layout | ShardLayout | None") -> None:  # noqa: D107
+        self.data = data
+        self._layout = layout
+
+    @property
+    def type(self) -> TensorType:
+        try:
+            return self._type
+        except AttributeError:  # not read before: make it now
+            t = self._type = type_of_data(self.data, self._layout)
+            return t
+
+    @type.setter
+    def type(self, value: TensorType) -> None:
+        self._type = value
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class TupleValue(_ValueBase):
     """Evaluated values in field order."""
