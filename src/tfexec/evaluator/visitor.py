@@ -33,7 +33,7 @@ from tfexec.semantics.layouts import StaticLayouts, function_layouts
 from tfexec.semantics.loops import trip_count
 from tfexec.semantics.targets import resolve_target, target_name
 from tfexec.semantics.registry import eval_registry
-from tfexec.semantics.values import ComputedValue, TupleValue, Value, relabel, to_python
+from tfexec.semantics.values import ComputedValue, IndexValue, TupleValue, Value, relabel, to_python
 from tfexec.evaluator.schedule import Schedule, build_schedule, function_schedule, loop_schedule, pending_order
 from tfexec.visitor import ExprVisitor
 
@@ -251,14 +251,19 @@ def _apply_op(plan: CallPlan, values: list[Value], ctx: EvaluateContext) -> Valu
     if kernel is None:
         return apply_handler(plan, ctx, values)
     try:
-        if plan.direct:
+        if kernel.host_index:  # index arithmetic: index values as their host ints
+            operands: list[object] = assemble(plan.views, holes_of(plan.views, values, [], host=True))
+        elif plan.direct:
             try:
-                operands: list[object] = [v.data for v in values]  # type: ignore[union-attr]
+                operands = [v.data for v in values]  # type: ignore[union-attr]
             except AttributeError:  # a tuple operand: its raw fields
                 operands = [raw(v) for v in values]
         else:
             operands = assemble(plan.views, holes_of(plan.views, values, []))
-        data = kernel.fn(ctx, *operands) if kernel.needs_ctx else kernel.fn(*operands)
+        data: object = kernel.fn(ctx, *operands) if kernel.needs_ctx else kernel.fn(*operands)
+        if type(data) is int:  # an index value, kept as its host int
+            return IndexValue(data, ctx.device)
+        assert isinstance(data, torch.Tensor)
         return ComputedValue(data, plan.layout)
     except Exception as exc:  # every failure surfaces as EvalError (spec §3)
         raise messages.dispatch_failed(plan.call, exc) from exc

@@ -17,12 +17,13 @@ from tfexec.forward.check import CheckMode, check_value
 from tfexec.forward.listing import listing
 from tfexec.forward.node import ForwardNode
 from tfexec.forward.run import Body, Run, read, record
+from tfexec.ir.dims import ShapeDim
 from tfexec.ir.expr import Function
 from tfexec.loading import LoadedModule
 from tfexec.semantics.binding import bind_inputs, check_return
 from tfexec.semantics.dispatch import raw
 from tfexec.semantics.layouts import function_layouts
-from tfexec.semantics.values import as_value
+from tfexec.semantics.values import as_value, observed
 
 LoopKeys = Literal["collapse", "expand"]
 
@@ -62,31 +63,34 @@ class ForwardGraph:
     def _execute(
         self, inputs: tuple[object, ...], mode: CheckMode, free: bool, trace: dict[str, object] | None = None,
         given: Mapping[str, int] | None = None,
-    ) -> list[object]:
+    ) -> tuple[list[object], object]:
+        """Run the graph: the context (observed, unless ``free``) and the observed output, after
+        the declared return type and, unless ``mode`` is ``"off"``, the inferred type are checked."""
         values, run = self._start(inputs, mode, trace, given)
         self.body.execute(run, values, free=free, check=mode == "full")
         fn = self.function
-        out = read(self.body.outputs, values)
+        out = observed(read(self.body.outputs, values), run.device)
         dims = dict(run.contexts[0].dim_bindings)
         check_return(fn, as_value(out, function_layouts(fn).of(fn.body)), dims)
         if mode != "off" and fn.body.checked_type is not None:
-            bindings = run.checks.bindings[0] if run.checks is not None else dict(dims)
-            check_value(fn.body.checked_type, out, bindings, fn.body, f"the output of {fn.name}")  # type: ignore[arg-type]
-        return values
+            bindings: dict[str, ShapeDim] = run.checks.bindings[0] if run.checks is not None else dict(dims)
+            check_value(fn.body.checked_type, out, bindings, fn.body, f"the output of {fn.name}")
+        if not free:  # the context is observed: host-int index values as their tensors
+            values = [observed(v, run.device) for v in values]
+        return values, out
 
     @public
     def eval(self, *inputs: object, check: CheckMode | None = None, dims: Mapping[str, int] | None = None) -> list[object]:
         """The whole context: one value per parameter, then every node's value, in order
         (``dims`` as for ``tfexec.evaluate``)."""
-        return self._execute(inputs, check or self.check, free=False, given=dims)
+        return self._execute(inputs, check or self.check, free=False, given=dims)[0]
 
     @public
     def run(
         self, *inputs: object, check: CheckMode | None = None, dims: Mapping[str, int] | None = None
     ) -> "torch.Tensor | tuple[object, ...]":
         """The outputs only, each slot released after its last reader (peak memory ≈ eager's)."""
-        values = self._execute(inputs, check or self.check, free=True, given=dims)
-        out = read(self.body.outputs, values)
+        out = self._execute(inputs, check or self.check, free=True, given=dims)[1]
         assert isinstance(out, (torch.Tensor, tuple))
         return out
 
@@ -97,9 +101,9 @@ class ForwardGraph:
     ) -> dict[str, object]:
         """The per-node value table keyed by node key (loop bodies per iteration with ``loops="expand"``)."""
         trace: dict[str, object] | None = {} if loops == "expand" else None
-        values = self._execute(inputs, check or self.check, free=False, trace=trace, given=dims)
+        values, _ = self._execute(inputs, check or self.check, free=False, trace=trace, given=dims)
         table: dict[str, object] = {}
-        record(self.body.keyed, values, "", trace or {}, table)
+        record(self.body.keyed, values, "", trace or {}, table, None)  # the context is observed already
         return table
 
     def __str__(self) -> str:

@@ -27,13 +27,24 @@ from tfexec.ir.types import TupleType, Type
 from tfexec.forward.run import Body, Run, leaves, read, record
 from tfexec.semantics.binding import call_bindings
 from tfexec.semantics.constants import const_tensor_value, index_tensor, materialize_constant
-from tfexec.semantics.dispatch import CallPlan, Fill, apply_handler, apply_kernel, assemble, raw
+from tfexec.semantics.dispatch import CallPlan, Fill, apply_handler, assembler, raw
 from tfexec.semantics.keys import iteration_prefix
 from tfexec.semantics.loops import trip_count
-from tfexec.semantics.values import Value, as_value
+from tfexec.semantics.values import Value, as_value, host_indices, observed
 
 Shape: TypeAlias = Union[int, tuple["Shape", ...]]
 """A value's tuple structure over a flat list: a leaf is its position in the list."""
+
+
+def tensors_at(xs: Sequence[object], conv: tuple[int, ...], device: "str | None") -> Sequence[object]:
+    """``xs`` with the host-int index values at positions ``conv`` made tensors (they are
+    observed there: read by a kernel that takes tensors, a handler, a call's boundary)."""
+    if not conv:
+        return xs
+    out = list(xs)
+    for p in conv:
+        out[p] = observed(out[p], device)
+    return out
 
 
 def rebuild(shape: Shape, flat: Sequence[object]) -> object:
@@ -61,11 +72,31 @@ class OpApply:
 
     plan: CallPlan
     fills: tuple[Fill, ...]
+    conv: tuple[int, ...] = ()
+    """Reads that may hold a host-int index value the kernel takes as a tensor (converted first)."""
     dispatch: ClassVar[bool] = True
     plain: bool = field(init=False)
+    compute: Callable[[Run, int, Sequence[object]], object] = field(init=False, repr=False)
+    """The kernel on the operands assembled from the reads (host-int index values at ``conv``
+    made tensors first), with the scope's context when it needs one — a function made once,
+    from the node's static parts, when the node is made."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "plain", all(f is None for f in self.fills))
+        object.__setattr__(self, "compute", self._applier())
+
+    def _applier(self) -> Callable[[Run, int, Sequence[object]], object]:
+        kernel = self.plan.kernel
+        assert kernel is not None
+        fn, conv = kernel.fn, self.conv
+        operands = (lambda xs: xs) if self.plain else assembler(self.fills)
+        if conv:
+            if kernel.needs_ctx:
+                return lambda run, scope, xs: fn(run.contexts[scope], *operands(tensors_at(xs, conv, run.device)))
+            return lambda run, scope, xs: fn(*operands(tensors_at(xs, conv, run.device)))
+        if kernel.needs_ctx:
+            return lambda run, scope, xs: fn(run.contexts[scope], *operands(xs))
+        return lambda run, scope, xs: fn(*operands(xs))
 
     @property
     def op(self) -> Op:
@@ -75,11 +106,7 @@ class OpApply:
     def direct(self) -> Callable[..., object] | None:
         kernel = self.plan.kernel
         assert kernel is not None
-        return kernel.fn if self.plain and not kernel.needs_ctx else None
-
-    def compute(self, run: Run, scope: int, xs: Sequence[object]) -> object:
-        operands = xs if self.plain else assemble(self.fills, xs)
-        return apply_kernel(self.plan, run.contexts[scope], operands)
+        return kernel.fn if self.plain and not kernel.needs_ctx and not self.conv else None
 
     def describe(self) -> str:
         return self.plan.op.name
@@ -93,6 +120,7 @@ class HandlerCall:
     plan: CallPlan
     operands: tuple[Shape, ...]
     result: Type
+    conv: tuple[int, ...] = ()
     dispatch: ClassVar[bool] = False
     direct: ClassVar[None] = None
 
@@ -101,6 +129,7 @@ class HandlerCall:
         return self.plan.op
 
     def compute(self, run: Run, scope: int, xs: Sequence[object]) -> object:
+        xs = tensors_at(xs, self.conv, run.device)
         values = [as_value(rebuild(s, xs), lay) for s, lay in zip(self.operands, self.plan.operand_layouts)]
         value = apply_handler(self.plan, run.contexts[scope], values)
         _check_tree(value, self.result, self.plan)
@@ -162,10 +191,12 @@ class EnterCall:
     args: tuple[Shape, ...]
     layouts: tuple[object, ...]
     callee_scope: int
+    conv: tuple[int, ...] = ()
     dispatch: ClassVar[bool] = False
     direct: ClassVar[None] = None
 
     def compute(self, run: Run, scope: int, xs: Sequence[object]) -> object:
+        xs = tensors_at(xs, self.conv, run.device)
         args = tuple(rebuild(s, xs) for s in self.args)
         values = [as_value(a, lay) for a, lay in zip(args, self.layouts)]  # type: ignore[arg-type]
         run.open_scope(self.callee_scope, call_bindings(self.call, self.callee, values))
@@ -193,20 +224,23 @@ class RunLoop:
 
     def compute(self, run: Run, scope: int, xs: Sequence[object]) -> object:
         n = trip_count(self.region, run.contexts[scope])
-        front, carries = list(xs[: self.n_front]), list(xs[self.n_front :])
+        device = run.device
+        front = list(xs[: self.n_front])
+        carries = [observed(c, device) for c in xs[self.n_front :]]  # carries are tensors
         body, outputs, check = self.body, leaves(self.body.outputs), run.checks is not None
         carried = bool(self.region.carried_args)
+        host = host_indices(device)
         last: list[object] = []
         for i in range(n):
-            values = front + [index_tensor(i, run.device)] + carries
+            values = front + [i if host else index_tensor(i, device)] + carries
             if run.trace is None:
                 body.execute(run, values, free=True, check=check)
             else:
                 nested: dict[str, object] = {}
                 iteration = run.iteration(iteration_prefix(run.trace_prefix + self.key, i), nested)
                 body.execute(iteration, values, free=False, check=check)
-                record(body.keyed, values, iteration.trace_prefix, nested, run.trace)
-            outs = [read(r, values) for r in outputs]
+                record(body.keyed, values, iteration.trace_prefix, nested, run.trace, device)
+            outs = [observed(read(r, values), device) for r in outputs]
             if carried:
                 carries = outs
             else:

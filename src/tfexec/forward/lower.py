@@ -100,6 +100,12 @@ class _Builder:
         """``[count]``: how many dim scopes the whole lowering has opened (shared with loop bodies)."""
         self.made: dict[int, Read] = {}
         """The slot of each weak constant this list made, by ``id`` of the constant."""
+        self.host_ints: set[int] = set()
+        """Slots that may hold a host-int index value (an index kernel's result, a loop's index)."""
+
+    def conversions(self, reads: Sequence[Read]) -> tuple[int, ...]:
+        """The positions of ``reads`` that may hold a host-int index value."""
+        return tuple(p for p, r in enumerate(reads) if r.slot in self.host_ints)
 
     def emit(self, what: NodeKind, reads: Sequence[Read], type: Type | None, key: str | None, source: Expr, scope: int) -> int:
         index = self.data.next_index
@@ -193,13 +199,19 @@ def _lower_op_call(call: Call, op: Op, scope: _Scope) -> LRef:
         return scope.fail(call, plan.refusal)
     refs = [scope.env[id(a)] for a in call.args]
     reads: list[Read] = []
+    builder = scope.builder
     if plan.kernel is None:
         shapes = tuple(_positions(scope.demand(r), reads) for r in refs)
         assert call.checked_type is not None
-        slot = scope.emit(HandlerCall(plan, shapes, call.checked_type), reads, call.checked_type, call, keyed=True)
+        what = HandlerCall(plan, shapes, call.checked_type, builder.conversions(reads))
+        slot = scope.emit(what, reads, call.checked_type, call, keyed=True)
         return slot_ref(slot.slot, call.checked_type)
     fills = tuple(_fill(view, ref, scope, reads) for view, ref in zip(plan.views, refs))
-    return scope.emit(OpApply(plan, fills), reads, call.checked_type, call, keyed=True)
+    index = plan.kernel.host_index  # an index kernel takes and makes host ints
+    out = scope.emit(OpApply(plan, fills, () if index else builder.conversions(reads)), reads, call.checked_type, call, keyed=True)
+    if index:
+        builder.host_ints.add(out.slot)
+    return out
 
 
 def _fill(view: OperandView, ref: LRef, scope: _Scope, reads: list[Read]) -> Fill:
@@ -236,7 +248,8 @@ def _lower_function_call(call: Call, callee: Function, scope: _Scope) -> LRef:
     builder.scopes[0] += 1
     layouts = tuple(scope.layouts.of(a) for a in call.args)
     args_type = TupleType(tuple(a.checked_type for a in call.args if a.checked_type is not None))
-    enter = scope.emit(EnterCall(call, callee, shapes, layouts, callee_scope), reads, args_type, call, keyed=False)
+    conv = builder.conversions(reads)
+    enter = scope.emit(EnterCall(call, callee, shapes, layouts, callee_scope, conv), reads, args_type, call, keyed=False)
     env: dict[int, LRef] = {id(p): slot_ref(enter.slot, p.type, (i,)) for i, p in enumerate(callee.params)}
     inner = _Scope(
         builder, env, scope.keys.callee_prefix(scope.prefix, call), function_keys(callee), function_layouts(callee),
@@ -259,6 +272,7 @@ def _lower_loop(region: GridRegionExpr, scope: _Scope) -> LRef:
     for phi, init in zip(region.carried_args, region.init_args):
         env[id(phi)] = _remap(scope.demand(scope.env[id(init)]), outer, offset=1)
     builder = _Builder(len(outer) + 1, scope.builder.scopes)
+    builder.host_ints = {n_front} | {k for k, r in enumerate(outer[:n_front]) if r.slot in scope.builder.host_ints}
     body_scope = _Scope(builder, env, "", loop_keys(region), scope.layouts, scope.scope_id, scope.active, scope.depth + 1)
     _lower_nodes(plan.schedule, body_scope)
     body = builder.finish(tuple(env[id(r)] for r in plan.roots), scope.scope_id)

@@ -24,6 +24,7 @@ from tfexec.loading import LoadedModule
 from tfexec.semantics import messages
 from tfexec.semantics.context import EvaluateContext
 from tfexec.semantics.liveness import last_reads
+from tfexec.semantics.values import observed
 
 Ref: TypeAlias = Union[Read, tuple["Ref", ...]]
 """Where a value lives in a context: one read, or a tuple of refs (a ``Tuple`` node has no slot)."""
@@ -103,7 +104,7 @@ class Body:
                 for (f, get, direct, scope, frees), node, static in zip(self.steps, self.data.nodes, self.static):
                     out = f(*get(values)) if direct else f(run, scope, get(values))
                     if static is None or not isinstance(out, torch.Tensor) or (out.dtype, out.shape) != static:
-                        check_node(node, out, checks)
+                        check_node(node, observed(out, run.device), checks)
                     append(out)
                     if free:
                         for s in frees:
@@ -187,15 +188,16 @@ def _reraise(node: ForwardNode, exc: Exception) -> None:
 
 def record(
     keyed: Sequence[tuple[str, Ref]], values: Sequence[object], prefix: str, nested: dict[str, object],
-    out: dict[str, object],
+    out: dict[str, object], device: "str | None",
 ) -> None:
     """Write a scope's keyed values into ``out`` in the visitor's order: each loop's
-    per-iteration values (taken from ``nested``) just before the loop's own value."""
+    per-iteration values (taken from ``nested``) just before the loop's own value; a host-int
+    index value is recorded as its tensor."""
     for key, ref in keyed:
         full = prefix + key
         for k in [k for k in nested if k.startswith(full + "[")]:
             out[k] = nested.pop(k)
-        out[full] = read(ref, values)
+        out[full] = observed(read(ref, values), device)
     out.update(nested)
 
 

@@ -11,7 +11,7 @@ from tfexec.ir.expr import Constant, ConstTensor
 from tfexec.ir.types import TensorType
 from tfexec.loading import LoadedModule
 from tfexec.semantics.context import EvaluateContext
-from tfexec.semantics.values import TensorValue
+from tfexec.semantics.values import IndexValue, TensorValue, host_indices, index_tensor as index_tensor
 
 
 def materialize_constant(node: Constant, device: str | None) -> TensorValue:
@@ -60,18 +60,10 @@ def const_tensor_value(node: ConstTensor, ctx: EvaluateContext) -> TensorValue:
     return TensorValue(data, TensorType(tuple(data.shape), DType.from_torch(data.dtype), node.type.layout))
 
 
-def index_tensor(i: int, device: str | None) -> torch.Tensor:
-    """A rank-0 int64 on the run's device: the induction variable's value, a ``dim_*`` result.
-
-    ``torch.scalar_tensor`` makes the same tensor as ``torch.tensor`` for an int64 in range,
-    at less than half the cost (this runs per loop iteration and per index op).
-    """
-    return torch.scalar_tensor(i, dtype=torch.int64, device=device)
-
-
 def index_value(i: int, device: str | None) -> TensorValue:
-    """The induction variable's value for iteration ``i``: a rank-0 int64 on the run's device."""
-    return TensorValue(index_tensor(i, device), _INDEX_TYPE)
+    """The induction variable's value for iteration ``i``: a rank-0 int64 on the run's device,
+    held as the host int while nothing reads its tensor (``IndexValue``)."""
+    return IndexValue(i, device) if host_indices(device) else TensorValue(index_tensor(i, device), _INDEX_TYPE)
 
 
 _INDEX_TYPE = TensorType((), DType.int64)

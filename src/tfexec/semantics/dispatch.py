@@ -4,12 +4,12 @@
 refusals that do not depend on values (no handler, a wrong operand count, an expression
 as an attribute), each operand's static view (a weak Python scalar, a run-time value, or
 a tuple of those), the ``Arg``s a value rule is told, the ``Kernel`` it picks and the
-layout of the result. ``apply_kernel`` and ``apply_handler`` then compute the value; the
+layout of the result. The plan's kernel (or ``apply_handler``) then computes the value; the
 direct route feeds them the operands' ``Value``s, the lowered graph the values of the
 node's declared reads. Every failure is an ``EvalError`` prefixed by ``describe_expr(call)``.
 """
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeAlias, Union
 
@@ -25,7 +25,7 @@ from tfexec.semantics import messages
 from tfexec.semantics.context import EvaluateContext
 from tfexec.semantics.layouts import tensor_layout
 from tfexec.semantics.registry import Arg, Kernel, OpRule, eval_registry
-from tfexec.semantics.values import LayoutTree, TensorValue, TupleValue, Value, layout_leaf, relabel
+from tfexec.semantics.values import IndexValue, LayoutTree, TensorValue, TupleValue, Value, layout_leaf, relabel
 
 Hole = None
 """In a ``Fill``: one operand value supplied at run time (a tensor, or a tuple of tensors)."""
@@ -118,22 +118,25 @@ def fill(template: Fill, holes: Iterator[object]) -> object:
     return tuple(fill(t, holes) for t in template)
 
 
-def holes_of(views: Sequence[OperandView], values: Sequence[Value], out: list[object]) -> list[object]:
-    """The run-time parts of operand ``values`` (raw data) that ``views`` leave as holes."""
+def holes_of(views: Sequence[OperandView], values: Sequence[Value], out: list[object], host: bool = False) -> list[object]:
+    """The run-time parts of operand ``values`` (raw data) that ``views`` leave as holes; with
+    ``host``, an index value as its host int (for a ``host_index`` kernel)."""
     for view, value in zip(views, values):
         if view is None:
-            out.append(raw(value))
+            out.append(raw(value, host))
         elif isinstance(view, tuple):
             assert isinstance(value, TupleValue)
-            holes_of(view, value.elements, out)
+            holes_of(view, value.elements, out, host)
     return out
 
 
-def raw(value: Value) -> object:
-    """A value's data: its tensor, or a tuple of raw fields."""
+def raw(value: Value, host: bool = False) -> object:
+    """A value's data: its tensor (with ``host``, an index value's host int), or a tuple of raw fields."""
     if isinstance(value, TensorValue):
+        if host and isinstance(value, IndexValue):
+            return value.index
         return value.data
-    return tuple(raw(v) for v in value.elements)
+    return tuple(raw(v, host) for v in value.elements)
 
 
 def assemble(fills: Sequence[Fill], holes: Sequence[object]) -> list[object]:
@@ -142,12 +145,27 @@ def assemble(fills: Sequence[Fill], holes: Sequence[object]) -> list[object]:
     return [fill(f, it) for f in fills]
 
 
-def apply_kernel(plan: CallPlan, ctx: EvaluateContext, operands: Sequence[object]) -> torch.Tensor:
-    """Apply ``plan``'s kernel to its operands (raw data and weak scalars, in operand order).
-    Raises whatever the kernel raises: the caller wraps it in the call's ``EvalError``."""
-    kernel = plan.kernel
-    assert kernel is not None
-    return kernel.fn(ctx, *operands) if kernel.needs_ctx else kernel.fn(*operands)
+Assembler = Callable[[Sequence[object]], list[object]]
+
+
+def assembler(fills: Sequence[Fill]) -> Assembler:
+    """``assemble`` with ``fills`` fixed: each hole's position in ``holes`` is found once, here,
+    not per call (the lowered graph assembles a node's operands this way at every run)."""
+    position = [0]
+
+    def part(f: Fill) -> Callable[[Sequence[object]], object]:
+        if f is None:
+            i = position[0]
+            position[0] += 1
+            return lambda holes: holes[i]
+        if isinstance(f, Weak):
+            value = f.value
+            return lambda holes: value
+        parts = [part(g) for g in f]
+        return lambda holes: tuple([p(holes) for p in parts])
+
+    parts = [part(f) for f in fills]
+    return lambda holes: [p(holes) for p in parts]
 
 
 def handler_operands(plan: CallPlan, values: Sequence[Value]) -> tuple[Value, ...]:

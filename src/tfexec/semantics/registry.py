@@ -51,6 +51,10 @@ class Kernel:
 
     fn: Callable[..., torch.Tensor]
     needs_ctx: bool = False
+    host_index: bool = False
+    """The kernel does index arithmetic: an operand that is an index value (a loop's induction
+    variable, a ``dim_*`` result) may reach it as a Python int, and it may return one — an
+    index value, made a tensor only where observed (core-ir §2)."""
 
 
 ValueRule: TypeAlias = Callable[[Any, "tuple[Arg, ...]"], Kernel]

@@ -71,6 +71,67 @@ class ComputedValue(TensorValue):
         self._type = value
 
 
+def index_tensor(i: int, device: "str | None") -> torch.Tensor:
+    """An index value as a tensor: a rank-0 int64 on the run's device (the induction variable's
+    value, a ``dim_*`` result). ``torch.scalar_tensor`` makes the same tensor as
+    ``torch.tensor`` for an int64 in range, at less than half the cost."""
+    return torch.scalar_tensor(i, dtype=torch.int64, device=device)
+
+
+def host_indices(device: "str | None") -> bool:
+    """Whether a run on ``device`` keeps index values as host ints (core-ir §2 allows it where
+    nothing observable changes). Not on ``meta``: there, reading an index is an ``EvalError``,
+    so indices stay tensors and every read of one fails as the spec says."""
+    return device is None or not device.startswith("meta")
+
+
+def observed(value: object, device: "str | None") -> object:
+    """A run-time value as it is observed (a table, an output, an operand that must be a
+    tensor): a host-int index becomes its tensor; tensors and tuples of them are as they are."""
+    if type(value) is int:
+        return index_tensor(value, device)
+    if isinstance(value, tuple):
+        return tuple(observed(v, device) for v in value)
+    return value
+
+
+_INDEX_TYPE = TensorType((), DType.int64)
+
+
+class IndexValue(TensorValue):
+    """An index value (a loop's induction variable, a ``dim_*`` result) held as the host int
+    ``index``; its ``data`` — ``index_tensor(index, device)`` — is made when first read, so
+    index arithmetic and slice starts never make or read a tensor."""
+
+    __slots__ = ("index", "_device", "_data")
+    scalar = None
+    _data: torch.Tensor
+
+    def __init__(self, index: int, device: "str | None") -> None:  # noqa: D107
+        self.index = index
+        self._device = device
+
+    @property
+    def data(self) -> torch.Tensor:
+        try:
+            return self._data
+        except AttributeError:  # first read: make the tensor
+            t = self._data = index_tensor(self.index, self._device)
+            return t
+
+    @data.setter
+    def data(self, value: torch.Tensor) -> None:
+        self._data = value
+
+    @property
+    def type(self) -> TensorType:
+        return _INDEX_TYPE
+
+    @type.setter
+    def type(self, value: TensorType) -> None:
+        raise AttributeError("an index value's type is i64[()]")
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class TupleValue(_ValueBase):
     """Evaluated values in field order."""

@@ -6,7 +6,7 @@ import torch
 from tfexec.errors import EvalError
 from tfexec.ir.dims import DimError, apply_dim_op
 from tfexec.ir.ops.dimarith import DIM_OPS, DimOp
-from tfexec.semantics.constants import index_tensor
+from tfexec.semantics.values import host_indices, index_tensor
 from tfexec.semantics.context import EvaluateContext
 from tfexec.semantics.registry import Arg, Kernel, value_rule
 from tfexec.semantics.rules.common import read_index
@@ -23,9 +23,9 @@ def _register(cls: type[DimOp]) -> None:
                 result = apply_dim_op(dim_op, lhs, rhs)
             except DimError as exc:
                 raise EvalError(f"{name}: {exc} [{name} (C2)]") from None
-            return index_tensor(result, ctx.device)
+            return result if host_indices(ctx.device) else index_tensor(result, ctx.device)  # type: ignore[return-value]  # an index value (Kernel.host_index)
 
-        return Kernel(run, needs_ctx=True)
+        return Kernel(run, needs_ctx=True, host_index=True)
 
 
 for _cls in DIM_OPS:

@@ -90,30 +90,29 @@ def _concat(op: Concat, args: tuple[Arg, ...]) -> Kernel:
 
 @value_rule(Slice)
 def _slice(op: Slice, args: tuple[Arg, ...]) -> Kernel:
+    rank = len(op.sizes)
     static_sz = static_sizes(op.sizes)
-    static_st = (1,) * len(op.sizes) if op.strides is None else static_sizes(op.strides)
+    static_st = (1,) * rank if op.strides is None else static_sizes(op.strides)
+    static = _windows(static_sz, static_st) if static_sz is not None and static_st is not None else None
 
     def run(ctx: EvaluateContext, x: object, starts: object) -> torch.Tensor:
-        t = as_tensor(ctx, x, "slice operand")
-        if not isinstance(starts, tuple):
+        t = x if isinstance(x, torch.Tensor) else as_tensor(ctx, x, "slice operand")
+        if type(starts) is not tuple:
             raise EvalError("slice starts must be a tuple of rank-0 integers")
-        rank = t.dim()
-        if len(starts) != rank or len(op.sizes) != rank:
-            raise EvalError(
-                f"slice (C1): a rank-{rank} value needs {rank} starts and sizes, got {len(starts)} and {len(op.sizes)}"
-            )
-        sizes = static_sz if static_sz is not None else _sizes(ctx, op.sizes)
-        strides = static_st if static_st is not None else _sizes(ctx, op.strides or ())
         shape = t.shape
+        if len(starts) != len(shape) or rank != len(shape):
+            raise EvalError(
+                f"slice (C1): a rank-{len(shape)} value needs {len(shape)} starts and sizes, got {len(starts)} and {rank}"
+            )
+        windows = static if static is not None else _windows(_sizes(ctx, op.sizes), _sizes(ctx, op.strides or (1,) * rank))
         index = []
-        for axis in range(rank):
-            s, size, stride = starts[axis], sizes[axis], strides[axis]
+        for axis, (s, (size, stride, span)) in enumerate(zip(starts, windows)):
             start = s if type(s) is int else read_index(s, f"slice start {axis}")  # a Python int: no read needed
             if start < 0:
                 raise EvalError(f"slice (C2): start {start} on axis {axis} is negative (starts never count from the end)")
             if stride < 1:
                 raise EvalError(f"slice: stride {stride} on axis {axis} must be positive")
-            stop = start + (size - 1) * stride + 1 if size else start
+            stop = start + span
             if size and stop > shape[axis]:
                 raise EvalError(
                     f"slice (C2): window [{start}, {stop}) with stride {stride} runs past axis {axis} of length {shape[axis]}"
@@ -121,7 +120,12 @@ def _slice(op: Slice, args: tuple[Arg, ...]) -> Kernel:
             index.append(slice(start, stop, stride))
         return t[tuple(index)]
 
-    return Kernel(run, needs_ctx=True)
+    return Kernel(run, needs_ctx=True, host_index=True)  # starts may be host-int index values
+
+
+def _windows(sizes: tuple[int, ...], strides: tuple[int, ...]) -> tuple[tuple[int, int, int], ...]:
+    """Per axis ``(size, stride, span)``: a window starting at ``s`` covers ``[s, s + span)``."""
+    return tuple((size, stride, (size - 1) * stride + 1 if size else 0) for size, stride in zip(sizes, strides))
 
 
 @value_rule(Take)
