@@ -157,8 +157,14 @@ def test_the_checker_refuses_what_it_should() -> None:
     assert _resolve("tests/proofs/test_lemmas.py::test_runtime_errors_are_identical_on_every_reading[missing-handler]")[0]
     assert not _resolve("tests/test_proofs_notes.py::test_no_such_test")[0]
     assert not _resolve("tests/no_such_file.py::test_x")[0]
-    assert _resolve("tests/proofs/test_divergences.py::test_value_rule_result_outside_the_ir_is_refused_alike")[1]
+    assert _resolve("tests/test_proofs_notes.py::test_an_expected_failure_the_checker_must_see")[1]
+    assert not _resolve("tests/proofs/test_divergences.py::test_value_rule_result_outside_the_ir_is_refused_alike")[1]
     lines = ["### Lemma 99 (made up)", "", "Checked by: `tests/x.py::test_y`", "", "### Lemma 100", "```", "# code", "```",
              "Checked by: `tests/x.py::test_z`", "### Lemma 101", "no line"]
     sections = _sections("\n".join(lines), re.compile(r"^#{2,4} Lemma\b"))
     assert [any(b.startswith("Checked by:") for b in body.splitlines()) for _, body in sections] == [True, True, False]
+
+
+@pytest.mark.xfail(strict=True, reason="an expected failure, so the checker has one to recognise")
+def test_an_expected_failure_the_checker_must_see() -> None:
+    assert False

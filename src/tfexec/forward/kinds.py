@@ -76,27 +76,22 @@ class OpApply:
     """Reads that may hold a host-int index value the kernel takes as a tensor (converted first)."""
     dispatch: ClassVar[bool] = True
     plain: bool = field(init=False)
-    compute: Callable[[Run, int, Sequence[object]], object] = field(init=False, repr=False)
-    """The kernel on the operands assembled from the reads (host-int index values at ``conv``
-    made tensors first), with the scope's context when it needs one — a function made once,
-    from the node's static parts, when the node is made."""
+    _assemble: "Callable[[Sequence[object]], list[object]] | None" = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "plain", all(f is None for f in self.fills))
-        object.__setattr__(self, "compute", self._applier())
+        plain = all(f is None for f in self.fills)
+        object.__setattr__(self, "plain", plain)
+        object.__setattr__(self, "_assemble", None if plain else assembler(self.fills))
 
-    def _applier(self) -> Callable[[Run, int, Sequence[object]], object]:
+    def compute(self, run: Run, scope: int, xs: Sequence[object]) -> object:
+        """The kernel on the operands assembled from ``xs`` (host-int index values at ``conv``
+        made tensors first), with the scope's context when it needs one."""
         kernel = self.plan.kernel
         assert kernel is not None
-        fn, conv = kernel.fn, self.conv
-        operands = (lambda xs: xs) if self.plain else assembler(self.fills)
-        if conv:
-            if kernel.needs_ctx:
-                return lambda run, scope, xs: fn(run.contexts[scope], *operands(tensors_at(xs, conv, run.device)))
-            return lambda run, scope, xs: fn(*operands(tensors_at(xs, conv, run.device)))
-        if kernel.needs_ctx:
-            return lambda run, scope, xs: fn(run.contexts[scope], *operands(xs))
-        return lambda run, scope, xs: fn(*operands(xs))
+        if self.conv:
+            xs = tensors_at(xs, self.conv, run.device)
+        operands = xs if self._assemble is None else self._assemble(xs)
+        return kernel.fn(run.contexts[scope], *operands) if kernel.needs_ctx else kernel.fn(*operands)
 
     @property
     def op(self) -> Op:

@@ -63,10 +63,12 @@ class Run:
         return child
 
 
-Step = tuple[Callable[..., object], Getter, bool, int, tuple[int, ...]]
-"""The run loop's view of one node: its function, the getter of its reads, whether the
-function takes the read values alone (an op kernel) or ``(run, scope, values)``, its dim
-scope, and the slots it reads last."""
+Step = tuple[Callable[..., object], int, int, int, "Getter | None", int, "tuple[int, ...] | None"]
+"""The run loop's view of one node: ``(f, kind, a, b, get, scope, frees)``. ``kind`` says how
+``f`` is called: ``ONE``/``TWO`` — an op kernel on the values of slots ``a`` (and ``b``);
+``DIRECT`` — an op kernel on the values ``get`` takes out; ``COMPUTE`` — the node kind's
+``compute(run, scope, values)``. ``frees`` are the slots it reads last (None: none)."""
+ONE, TWO, DIRECT, COMPUTE = 1, 2, 3, 0
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -101,32 +103,50 @@ class Body:
             if check:
                 checks = run.checks
                 assert checks is not None
-                for (f, get, direct, scope, frees), node, static in zip(self.steps, self.data.nodes, self.static):
-                    out = f(*get(values)) if direct else f(run, scope, get(values))
+                for (f, kind, a, b, get, scope, frees), node, static in zip(self.steps, self.data.nodes, self.static):
+                    if kind == TWO:
+                        out = f(values[a], values[b])
+                    elif kind == ONE:
+                        out = f(values[a])
+                    elif kind == DIRECT:
+                        out = f(*get(values))  # type: ignore[misc]
+                    else:
+                        out = f(run, scope, get(values))  # type: ignore[misc]
                     if static is None or not isinstance(out, torch.Tensor) or (out.dtype, out.shape) != static:
                         check_node(node, observed(out, run.device), checks)
                     append(out)
-                    if free:
+                    if free and frees:
                         for s in frees:
                             values[s] = None
-            elif free:
-                for f, get, direct, scope, frees in self.steps:
-                    append(f(*get(values)) if direct else f(run, scope, get(values)))
-                    for s in frees:
-                        values[s] = None
             else:
-                for f, get, direct, scope, _ in self.steps:
-                    append(f(*get(values)) if direct else f(run, scope, get(values)))
+                for f, kind, a, b, get, scope, frees in self.steps:
+                    if kind == TWO:
+                        append(f(values[a], values[b]))
+                    elif kind == ONE:
+                        append(f(values[a]))
+                    elif kind == DIRECT:
+                        append(f(*get(values)))  # type: ignore[misc]
+                    else:
+                        append(f(run, scope, get(values)))  # type: ignore[misc]
+                    if free and frees:
+                        for s in frees:
+                            values[s] = None
         except Exception as exc:
             _reraise(self.data.nodes[len(values) - self.data.n_inputs], exc)
         return values
 
 
 def _step(node: ForwardNode, frees: tuple[int, ...]) -> Step:
-    direct = node.what.direct
+    direct, reads = node.what.direct, node.reads
+    last = frees or None
+    if direct is not None and not any(r.path for r in reads):
+        if len(reads) == 1:
+            return (direct, ONE, reads[0].slot, 0, None, node.scope, last)
+        if len(reads) == 2:
+            return (direct, TWO, reads[0].slot, reads[1].slot, None, node.scope, last)
     if direct is not None:
-        return (direct, getter(node.reads), True, node.scope, frees)
-    return (node.what.compute, getter(node.reads), False, node.scope, frees)
+        return (direct, DIRECT, 0, 0, getter(reads), node.scope, last)
+    return (node.what.compute, COMPUTE, 0, 0, getter(reads), node.scope, last)
 
 
 def getter(reads: Sequence[Read]) -> Getter:

@@ -9,6 +9,7 @@ direct route feeds them the operands' ``Value``s, the lowered graph the values o
 node's declared reads. Every failure is an ``EvalError`` prefixed by ``describe_expr(call)``.
 """
 
+import dataclasses
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeAlias, Union
@@ -98,14 +99,18 @@ def _ir_dtype_checked(kernel: Kernel) -> Kernel:
             DType.from_torch(out.dtype)  # TypeError: "torch dtype ... has no HIR DType; supported: ..."
         return out
 
-    return Kernel(checked, kernel.needs_ctx)
+    return dataclasses.replace(kernel, fn=checked)
+
+
+_PLAIN_ARG, _WEAK_ARG = Arg(), Arg(weak=True)  # the common Args, shared (a program has one per operand)
 
 
 def _arg(view: OperandView, layout: LayoutTree) -> Arg:
     if isinstance(view, Weak):
-        return Arg(weak=True)
+        return _WEAK_ARG
     if view is None:
-        return Arg(tensor_layout(layout))
+        lay = tensor_layout(layout)
+        return _PLAIN_ARG if lay is None else Arg(lay)
     return Arg(fields=tuple(_arg(v, layout_leaf(layout, i)) for i, v in enumerate(view)))
 
 

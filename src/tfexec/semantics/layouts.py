@@ -52,11 +52,18 @@ class StaticLayouts:
     def of(self, expr: Expr) -> LayoutTree:
         """The layout(s) ``expr``'s value carries."""
         known = self._of
-        if id(expr) not in known:
+        if id(expr) in known:
+            return known[id(expr)]
+        try:  # the common case: its operands are known (a walk in post-order asks in that order)
+            layout = self._rule(expr)
+        except KeyError:
             for node in post_order([expr], known):
                 known[id(node)] = self._rule(node)
                 self._nodes.append(node)
-        return known[id(expr)]
+            return known[id(expr)]
+        known[id(expr)] = layout
+        self._nodes.append(expr)
+        return layout
 
     def _rule(self, node: Expr) -> LayoutTree:
         known = self._of

@@ -21,7 +21,7 @@ from tfexec.errors import EvalError
 from tfexec.ir.ops.base import Op
 from tfexec.ir.types import Layout, ShardLayout
 from tfexec.semantics.context import EvaluateContext
-from tfexec.semantics.values import TensorValue, TupleValue, Value, type_of_data
+from tfexec.semantics.values import IndexValue, TensorValue, TupleValue, Value, type_of_data
 from tfexec.visitor import AnalysisRegistry
 
 Handler: TypeAlias = Callable[[EvaluateContext], Value]
@@ -77,8 +77,11 @@ class OpRule:
         assert self.value_rule is not None and ctx.op is not None
         args = tuple(arg_of_value(v) for v in ctx.args)
         kernel = self.value_rule(ctx.op, args)
-        operands = [kernel_operand(v) for v in ctx.args]
-        data = kernel.fn(ctx, *operands) if kernel.needs_ctx else kernel.fn(*operands)
+        operands = [kernel_operand(v, kernel.host_index) for v in ctx.args]
+        data: object = kernel.fn(ctx, *operands) if kernel.needs_ctx else kernel.fn(*operands)
+        if type(data) is int:  # an index value (Kernel.host_index)
+            return IndexValue(data, ctx.device)
+        assert isinstance(data, torch.Tensor)
         return TensorValue(data, type_of_data(data, ctx.op.value_layout(tuple(a.layout for a in args))))
 
 
@@ -148,10 +151,13 @@ def arg_of_value(value: Value) -> Arg:
     return Arg(fields=fields) if any(f.weak or f.fields is not None for f in fields) else Arg()
 
 
-def kernel_operand(value: Value) -> object:
-    """What a kernel receives for an operand value: its tensor, its weak scalar, or a tuple of those."""
+def kernel_operand(value: Value, host_index: bool = False) -> object:
+    """What a kernel receives for an operand value: its tensor, its weak scalar, or a tuple of
+    those (with ``host_index``, an index value's host int)."""
     if isinstance(value, TensorValue):
+        if host_index and isinstance(value, IndexValue):
+            return value.index
         return value.data if value.scalar is None else value.scalar
     if isinstance(value, TupleValue):
-        return tuple(kernel_operand(v) for v in value.elements)
+        return tuple(kernel_operand(v, host_index) for v in value.elements)
     raise EvalError(f"an operand must be a Value, found {type(value).__name__}")
