@@ -60,7 +60,7 @@ def _message(fn: Callable[..., object], args: tuple[object, ...], kwargs: dict[s
 
 
 _HINTS = {
-    "IRModule": " (select a function with module.functions[name], or bind its weights with LoadedModule.from_reading)",
+    "IRModule": " (select a function with module.entry_function or module.functions[name], or bind its weights with LoadedModule.from_reading)",
 }
 
 
