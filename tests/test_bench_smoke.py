@@ -74,16 +74,21 @@ def test_onnx_row_is_there_exactly_when_onnx_imports(
         assert row == [] and "row absent" in note[0], lines
 
 
-def test_w1_straight_line_source_is_one_statement_per_op(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_w1_straight_line_source_is_one_statement_per_op_and_frees_after_last_read(monkeypatch: pytest.MonkeyPatch) -> None:
     w1 = _script("w1_elementwise", monkeypatch)
     program = w1.Program((("add", 0, 1), ("exp", 4, -1), ("mul", 5, 2), ("tanh", 6, -1), ("add", 7, 3)))
     assert w1.straight_line_source(program).splitlines() == [
         "def w1_straight_line(v0, v1, v2, v3):",
         "    v4 = torch.add(v0, v1)",
+        "    del v0, v1",
         "    v5 = torch.exp(v4)",
+        "    del v4",
         "    v6 = torch.mul(v5, v2)",
+        "    del v2, v5",
         "    v7 = torch.tanh(v6)",
+        "    del v6",
         "    v8 = torch.add(v7, v3)",
+        "    del v3, v7",
         "    return v8",
     ]
     import torch
