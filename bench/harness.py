@@ -4,7 +4,10 @@ Every executor of a workload runs in the same process, on one thread, round afte
 each round runs the executors in a fresh random order (so drift in a noisy machine's speed
 lands on all of them alike) and times a block of calls per executor. What is reported is,
 per executor, the median time per call and the median, min and max over rounds of its
-ratio to the baseline (torch eager) *in the same round*.
+ratio to the baseline (torch eager, written as straight-line code where the workload allows)
+*in the same round*. ``pair_ratio`` takes the same per-round median for any two executors
+(``evaluate`` against ``torch.fx.Interpreter``, say) and ``targets_line`` prints such ratios
+against the limits issue #19 sets.
 
 Run the workloads as scripts from the repository root, e.g.
 ``.venv/bin/python bench/w1_elementwise.py [--quick]``.
@@ -130,6 +133,34 @@ def measure(
     return [timings[n] for n in names]
 
 
+def pair_ratio(timings: Sequence[Timing], numerator: str, denominator: str) -> float:
+    """The median over rounds of ``numerator``'s time over ``denominator``'s in the same round."""
+    by_name = {t.name: t for t in timings}
+    top, bottom = by_name[numerator], by_name[denominator]
+    return statistics.median(a / b for a, b in zip(top.seconds, bottom.seconds))
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A limit on the ratio of two executors' times (median over rounds): met when ≤ ``limit``."""
+
+    numerator: str
+    denominator: str
+    limit: float
+
+
+def targets_line(timings: Sequence[Timing], targets: Sequence[Target], *, quick: bool = False) -> str:
+    """One line: each target's measured ratio and whether it is met. With ``quick`` the line says
+    that the sizes are the smoke run's, not the workload the targets are set for."""
+    parts = []
+    for t in targets:
+        ratio = pair_ratio(timings, t.numerator, t.denominator)
+        verdict = "met" if ratio <= t.limit else "missed"
+        parts.append(f"{t.numerator} / {t.denominator} {ratio:.3f} (≤ {t.limit:g}: {verdict})")
+    note = " [--quick sizes: not the workload the targets are set for]" if quick else ""
+    return "targets (issue #19, median of per-round ratios): " + "; ".join(parts) + note
+
+
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """A plain-text table, columns right-aligned except the first."""
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
@@ -180,6 +211,23 @@ def machine_line() -> str:
     )
 
 
+def max_deviation(out: torch.Tensor, ref: torch.Tensor, *, name: str, ref_name: str, rtol: float, atol: float) -> float:
+    """For an executor that cannot be bitwise equal (ONNX's reference runs numpy, whose
+    ``exp``/``tanh``/``matmul`` round differently): refuse it unless ``out`` is within
+    ``|out - ref| <= atol + rtol * |ref|`` everywhere; return the largest ``|out - ref|``."""
+    if out.shape != ref.shape or out.dtype != ref.dtype:
+        raise AssertionError(
+            f"benchmark executors disagree: {name} gives {out.dtype}{list(out.shape)}, {ref_name} {ref.dtype}{list(ref.shape)}"
+        )
+    if not torch.allclose(out, ref, rtol=rtol, atol=atol):
+        worst = float((out - ref).abs().max())
+        raise AssertionError(
+            f"benchmark executors disagree: {name} differs from {ref_name} by up to {worst:.3g} "
+            f"(tolerance rtol={rtol:g}, atol={atol:g})"
+        )
+    return float((out - ref).abs().max())
+
+
 def same(outputs: Sequence[tuple[str, object]], *, exact: bool = True) -> None:
     """Refuse to time executors that disagree: every output must equal the first one
     (bitwise by default; the executors make the same torch calls)."""
@@ -197,6 +245,6 @@ def same(outputs: Sequence[tuple[str, object]], *, exact: bool = True) -> None:
 
 
 __all__ = [
-    "Executor", "Timing", "format_table", "machine_line", "measure", "parser", "ratio_table", "rounds_of", "same",
-    "torch_settings",
+    "Executor", "Target", "Timing", "format_table", "machine_line", "max_deviation", "measure", "pair_ratio", "parser",
+    "ratio_table", "rounds_of", "same", "targets_line", "torch_settings",
 ]
