@@ -18,7 +18,8 @@ def _register(cls: type[DimOp]) -> None:
         name, dim_op = op.name, op.dim_op
 
         def run(ctx: EvaluateContext, a: object, b: object) -> torch.Tensor:
-            lhs, rhs = read_index(a, f"{name} operand 0"), read_index(b, f"{name} operand 1")
+            lhs = a if type(a) is int else read_index(a, f"{name} operand 0")  # a host-int index: as it is
+            rhs = b if type(b) is int else read_index(b, f"{name} operand 1")
             try:
                 result = apply_dim_op(dim_op, lhs, rhs)
             except DimError as exc:
