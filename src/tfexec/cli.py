@@ -1,4 +1,4 @@
-"""The ``tfexec`` command: run, check, print, graph, dump, diff and reduce HIR programs.
+"""The ``tfexec`` command: run, check, validate, print, graph, dump, diff and reduce HIR programs.
 
 Exit codes scripts can rely on: 0 ok, 1 mismatch or failure, 2 usage (bad arguments,
 missing files, unknown names). Errors are one line on stderr; ``--debug`` shows the traceback.
@@ -243,6 +243,14 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_validate(args: argparse.Namespace) -> int:
+    from tfexec.validate._cli import run_validate
+
+    target, fn = _load_target(args.file, args.function)
+    with _progress(args, f"validating the lowering of {fn.name}"):
+        return run_validate(target)
+
+
 def cmd_docs(args: argparse.Namespace) -> int:
     from tfexec.docs._check import NoCheckout
     from tfexec.docs._cli import run_docs
@@ -300,6 +308,9 @@ def build_parser() -> argparse.ArgumentParser:
     register_dump(sub, program).set_defaults(handler=cmd_dump)
     register_diff(sub).set_defaults(handler=cmd_diff)
     register_reduce(sub, program).set_defaults(handler=cmd_reduce)
+    from tfexec.validate._cli import register_validate
+
+    register_validate(sub, lambda p: program(p, inputs=False)).set_defaults(handler=cmd_validate)
     p = sub.add_parser(
         "import", help="import a PyTorch model via torch.export (runs MODEL.py's Python code)",
         description="Import a PyTorch model through torch.export and save it as a module directory. "

@@ -9,12 +9,18 @@ few operands deep, deeper until the two texts differ) only when it is reported.
 from collections.abc import Callable, Sequence
 
 from tfexec.ir.describe import describe_expr
-from tfexec.ir.expr import Expr
+from tfexec.ir.expr import Call, Constant, ConstTensor, Expr, GridRegionExpr, Tuple, TupleGetItem, Var
 from tfexec.validate.heads import render
 from tfexec.validate.report import Problem
 from tfexec.validate.terms import Den, Denotation, Terms
 
 Report = Callable[[Problem], None]
+_NODES = (Var, Constant, Call, Tuple, TupleGetItem, ConstTensor, GridRegionExpr)
+
+
+def _expr(obj: object) -> Expr | None:
+    """``obj`` when it is an HIR node (what a step's errors name), else None."""
+    return obj if isinstance(obj, _NODES) else None
 
 
 def texts(terms: Terms, a: Den, b: Den, names: Sequence[str]) -> tuple[str, str]:
@@ -57,12 +63,12 @@ class Comparison:
         known = {key for key, _ in ours}
         checked = 0
         for key, den in ours:
-            i = where.get(key)
-            if i is None:
+            at = where.get(key)
+            if at is None:
                 self.report(Problem("keys", key, self.describe(key), "the graph's table has no value for this key"))
                 continue
             checked += 1
-            self.values(key, den, theirs[i][1])
+            self.values(key, den, theirs[at][1])
         for key, _ in theirs:
             if key not in known:
                 self.report(Problem("keys", key, key, "the graph's table has this key, the program's does not"))
@@ -98,13 +104,13 @@ class Comparison:
             if s is None:
                 return "nothing"
             text = texts(self.terms, s[0], other[0], self.names)[0] if other is not None else render(self.terms, s[0], self.names)
-            named = s[1]
-            return text + (f" (its errors naming {describe_expr(named)})" if isinstance(named, Expr) else "")
+            named = _expr(s[1])
+            return text + (f" (its errors naming {describe_expr(named)})" if named is not None else "")
 
         a = ours[i] if i < len(ours) else None
         b = theirs[i] if i < len(theirs) else None
-        node = a[1] if a is not None else (b[1] if b is not None else None)
-        where = describe_expr(node) if isinstance(node, Expr) else label
+        node = _expr(a[1] if a is not None else (b[1] if b is not None else None))
+        where = describe_expr(node) if node is not None else label
         return Problem(
             "steps", f"{label} step {i}", where,
             f"the program runs {step(a, b)}, the graph runs {step(b, a)} "

@@ -11,6 +11,7 @@ level per enclosing loop), so a loop term is the recursion itself: its scope, it
 carries and its roots over those bound terms.
 """
 
+import dataclasses
 from collections.abc import Sequence
 
 import torch
@@ -22,6 +23,7 @@ from tfexec.ir.types import Type
 from tfexec.ir.weak import OperandView, Weak
 from tfexec.semantics.registry import Arg
 from tfexec.semantics.values import LayoutTree
+from tfexec.text.grammar import format_value, required_attributes
 from tfexec.validate.terms import Den, Shape, Terms, leaves, of_type, shape, static_key
 
 INDEX = -1
@@ -112,7 +114,7 @@ def entry_scope(terms: Terms) -> int:
     return terms.make(("entry",))
 
 
-def call_scope(terms: Terms, callee: Function, layouts: tuple[LayoutTree, ...], args: Sequence[Den]) -> int:
+def call_scope(terms: Terms, callee: Function, layouts: tuple[object, ...], args: Sequence[Den]) -> int:
     """The dim scope a call of ``callee`` opens: its parameters bound to ``args`` (with ``layouts``)."""
     structure = tuple(shape(a) for a in args)
     flat = tuple(leaf for a in args for leaf in leaves(a))
@@ -158,6 +160,21 @@ def render(terms: Terms, den: Den, names: Sequence[str], depth: int = 3) -> str:
     return _Renderer(terms, names).term(den, depth)
 
 
+def _attributes(op: Op) -> list[str]:
+    """``name=value`` of the attributes the text form prints: required ones and those off their default."""
+    required = required_attributes(type(op))
+    out = []
+    for f in dataclasses.fields(op):
+        value = getattr(op, f.name)
+        if f.name in required or f.default is dataclasses.MISSING or static_key(value) != static_key(f.default):
+            try:
+                text = format_value(value)
+            except TypeError:
+                text = repr(value)
+            out.append(f"{f.name}={text}")
+    return out
+
+
 class _Renderer:
     def __init__(self, terms: Terms, names: Sequence[str]) -> None:
         self.terms, self.names = terms, names
@@ -171,6 +188,15 @@ class _Renderer:
             return self.term(flat.pop(0), depth) if flat else "?"
         inner = [self.tree(s, flat, depth) for s in structure]
         return "(" + ", ".join(inner) + ("," if len(inner) == 1 else "") + ")"
+
+    def dims(self, scope: int, depth: int) -> str:
+        """A dim scope: ``entry``, or the call that opens it (``g(x, y)``)."""
+        head = self.terms.head(scope)
+        if head[0] != "scope":
+            return "entry" if head[0] == "entry" else self.term(scope, depth)
+        callee = self.terms.kept.get(head[1])  # type: ignore[call-overload]
+        name = callee.name if isinstance(callee, Function) else "?"
+        return f"{name}({', '.join(self.many(list(self.terms.args(scope)), depth - 1))})"
 
     def term(self, term: int, depth: int) -> str:
         terms = self.terms
@@ -207,9 +233,7 @@ class _Renderer:
         if tag == "out":
             return f"{self.term(args[0], depth)}[{head[1]}]"
         if tag == "scope":
-            callee = terms.kept.get(head[1])  # type: ignore[arg-type]
-            name = callee.name if isinstance(callee, Function) else "?"
-            return f"dims({name}({', '.join(self.many(args, depth - 1))}))"
+            return f"dims({self.dims(term, depth)})"
         if tag == "loop":
             scoped = head[5]
             if scoped:
@@ -226,12 +250,12 @@ class _Renderer:
             op = terms.op_of(head[1])
             name = op.name if op is not None else "?"
             structure = head[3] if tag == "op" else head[6]
-            if tag == "handler" or head[4]:
-                args = args[1:]
+            scope = args.pop(0) if tag == "handler" or head[4] else None
             assert isinstance(structure, tuple)
             shown = [self.tree(s, args, depth - 1) for s in structure[:8]] + (["…"] if len(structure) > 8 else [])
-            attrs = [f"{k}={v}" for k, v in op.attributes().items()] if op is not None else []
-            return f"{name}({', '.join(shown + attrs)})"
+            attrs = _attributes(op) if op is not None else []
+            dims = [f"dims={self.dims(scope, depth - 1)}"] if scope is not None and scope != entry_scope(terms) else []
+            return f"{name}({', '.join(shown + attrs + dims)})"
         return f"<{tag}>"
 
 

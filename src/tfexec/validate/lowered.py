@@ -24,7 +24,8 @@ from tfexec.forward.node import ForwardNode, Read
 from tfexec.forward.run import Body, Ref
 from tfexec.ir.describe import describe_expr
 from tfexec.ir.weak import Weak
-from tfexec.semantics.dispatch import Fill
+from tfexec.semantics.dispatch import CallPlan, Fill
+from tfexec.semantics.registry import eval_registry
 from tfexec.semantics.keys import iteration_prefix, template
 from tfexec.validate import heads
 from tfexec.validate.report import Problem
@@ -108,7 +109,7 @@ class GraphDenotation:
             return found
         if 0 < node.scope < self.graph.scope_count:
             self.problem("scopes", where, f"computes in dim scope {node.scope}, which no call boundary before it opens", node)
-            return self.scopes[0]  # what the run hands it: the entry's dims
+            return heads.entry_scope(self.terms)  # what the run hands it: the entry's dims as the inputs bound them
         self.problem("scopes", where, f"computes in dim scope {node.scope}; the graph has {self.graph.scope_count}", node)
         return heads.malformed(self.terms, f"scope {node.scope}")
 
@@ -142,6 +143,15 @@ class GraphDenotation:
             self.problem("reads", where, f"declares {len(reads)} read(s) but its fills place {used[0]}", node)
         return out
 
+    def current(self, plan: CallPlan, where: str, node: ForwardNode) -> None:
+        """A plan must use the registry's entry for its op class as it is now (side condition 2)."""
+        if eval_registry.lookup(type(plan.op)) is not plan.rule:
+            self.problem(
+                "registry", where,
+                f"its plan uses a rule for {type(plan.op).__name__} that is no longer the registry's (re-registered "
+                "since lowering: lower again)", node,
+            )
+
     def open(self, scope: int, term: int) -> None:
         self.undo.append((scope, self.scopes.get(scope)))
         self.scopes[scope] = term
@@ -153,11 +163,10 @@ class GraphDenotation:
         terms = self.terms
         where = self.label(node, prefix, len(slots))
         reads = [self.read(r, slots, where, node) for r in node.reads]
-        what = node.what
+        what: object = node.what  # a closed union, but a hand-built node may hold anything
         if isinstance(what, OpApply):
             plan, kernel = what.plan, what.plan.kernel
-            if not plan.current:
-                self.problem("registry", where, "its dispatch plan predates a change of the op registry (side condition 2)", node)
+            self.current(plan, where, node)
             if kernel is None:
                 self.problem("reads", where, "an op node whose plan has no kernel", node)
                 return heads.malformed(terms, "no kernel")
@@ -167,8 +176,7 @@ class GraphDenotation:
             return term
         if isinstance(what, HandlerCall):
             plan = what.plan
-            if not plan.current:
-                self.problem("registry", where, "its dispatch plan predates a change of the op registry (side condition 2)", node)
+            self.current(plan, where, node)
             values = [self.positions(s, reads, where, node) for s in what.operands]
             term, den = heads.apply_handler(
                 terms, plan.op, plan.views, plan.operand_layouts, plan.layout, plan.call.checked_type, what.result, values,
@@ -197,7 +205,7 @@ class GraphDenotation:
             term = heads.failure(terms, what.error)
             steps.append((term, None))
             return term
-        self.problem("reads", where, f"a node of unknown kind {type(what).__name__}", node)
+        self.problem("reads", where, f"a node of unknown kind {type(what).__name__}", node)  # pragma: no cover
         return heads.malformed(terms, type(what).__name__)
 
     def loop(

@@ -16,7 +16,7 @@ RULES: dict[str, str] = {
     "types": "each node's declared type is what inference gave its source",
     "reads": "each read names an earlier slot and a field its value has; fills and shapes fit the reads",
     "scopes": "each node computes in a dim scope a call boundary before it opened",
-    "registry": "each dispatch plan is current (the registry did not change since lowering)",
+    "registry": "each dispatch plan uses the registry's current rule for its op",
 }
 """The validator's rules, by name, and what each checks (the report's table, proofs_notes/validation.md)."""
 
