@@ -12,6 +12,7 @@ import torch
 
 import tfexec
 import tfexec.equivalence
+import tfexec.forward.kinds
 from tfexec import (
     ArgumentTypeError, Call, ConstTensor, Constant, DimVar, Function, GridRegionExpr, IRModule, LoadedModule, Span,
     Tuple, TupleGetItem, TupleType, ValidationReport, Var, check_equivalence, f32, i64, lower, ops, validate,
@@ -205,21 +206,18 @@ def test_a_loop_body_of_1e5_nodes_validates() -> None:
 
 
 def test_a_mismatch_deep_in_a_chain_is_rendered_a_few_operands_deep() -> None:
+    """``mul(h, 3.0)`` corrupted to ``mul(h, h)`` at the top of a 200-add chain: the texts
+    stop three operands down."""
     x = Var("x", f32[4])
-    h = add_chain(x, 200)
-    top = ops.mul(h, 3.0, span=_span(9, "top"))
-    graph = lower(Function("chain", (x,), top))
-    node = graph.nodes[-1]
-    corrupted = dataclasses.replace(node, reads=(node.reads[0],) * 2) if len(node.reads) == 1 else node
-    body = graph.body
+    graph = lower(Function("chain", (x,), ops.mul(add_chain(x, 200), 3.0, span=_span(9, "top"))))
+    top = graph.nodes[-1]
+    assert isinstance(top.what, tfexec.forward.kinds.OpApply) and len(top.reads) == 1  # 3.0 is a weak scalar: no read
+    squared = dataclasses.replace(top, what=tfexec.forward.kinds.OpApply(top.what.plan, (None, None)), reads=top.reads * 2)
     data = tfexec.ForwardData.nil(1)
-    for n in [*body.nodes[:-1], dataclasses.replace(node, what=dataclasses.replace(node.what, fills=(None, None)), reads=(node.reads[0], node.reads[0]))]:  # type: ignore[arg-type]
-        data = data.snoc(n)
-    report = validate(dataclasses.replace(graph, body=dataclasses.replace(body, data=data)))
+    for node in [*graph.nodes[:-1], squared]:
+        data = data.snoc(node)
+    report = validate(dataclasses.replace(graph, body=dataclasses.replace(graph.body, data=data)))
     first = report.first_problem
-    assert first is not None and first.key == "chain/top" and corrupted is not None
-    assert first.reason == (
-        "the program computes mul(add(add(…, constant(1.0, f32[()])), constant(1.0, f32[()])), 3.0), "
-        "the graph computes mul(add(add(…, constant(1.0, f32[()])), constant(1.0, f32[()])), "
-        "add(add(…, constant(1.0, f32[()])), constant(1.0, f32[()])))"
-    )
+    assert first is not None and first.key == "chain/top"
+    deep = "add(add(…, constant(1.0, f32[()])), constant(1.0, f32[()]))"
+    assert first.reason == f"the program computes mul({deep}, 3.0), the graph computes mul({deep}, {deep})"

@@ -8,15 +8,15 @@ graph compute there, in the text form, a few operands deep.
 from dataclasses import dataclass
 
 RULES: dict[str, str] = {
-    "keys": "both tables have the same keys, in the same order",
-    "values": "each key's value, and the output, is the program's, for every input",
-    "steps": "the same failure-capable steps run in the same order, naming the same nodes",
-    "frees": "run frees each slot only after its last reader, and never an output",
-    "hoisting": "each loop computes once, before it, exactly the program's invariant frontier",
-    "types": "each node's declared type is what inference gave its source",
-    "reads": "each read names an earlier slot and a field its value has; fills and shapes fit the reads",
-    "scopes": "each node computes in a dim scope a call boundary before it opened",
-    "registry": "each dispatch plan uses the registry's current rule for its op",
+    "keys": "the same keys in both tables, in the same order",
+    "values": "at every key and the output, the program's value",
+    "steps": "the same failure-capable steps, in order, naming the same nodes",
+    "hoisting": "each loop hoists exactly the program's invariant frontier",
+    "frees": "run frees a slot only after its last reader, never an output",
+    "types": "each declared type is what inference gave the node's source",
+    "reads": "reads name earlier slots and fields their values have",
+    "scopes": "each node computes in a scope a boundary before it opened",
+    "registry": "each plan uses the registry's current rule for its op",
 }
 """The validator's rules, by name, and what each checks (the report's table, proofs_notes/validation.md)."""
 
