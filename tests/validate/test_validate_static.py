@@ -98,3 +98,15 @@ def test_a_plan_made_before_its_rule_was_re_registered_is_refused() -> None:
     assert "no longer the registry's" in first.reason
     assert validate(lower(fn)).ok  # lowered again, the plan is current
     assert torch.equal(evaluate(fn, torch.ones(4)), torch.full((4,), 2.0))
+
+
+def test_a_run_step_that_does_not_follow_its_node_is_refused() -> None:
+    """The run loop follows ``Body.steps``, derived from the nodes; one pointing elsewhere (here,
+    at another node's function) is refused, naming the node."""
+    graph = lower(_sub_program())
+    body = dataclasses.replace(graph.body)
+    steps = list(body.steps)
+    steps[0] = (steps[1][0], *steps[0][1:])
+    object.__setattr__(body, "steps", tuple(steps))
+    first = refused(validate(with_body(graph, body)), "reads", "f/d")
+    assert first.reason == "the run loop's step for this node is not its kind's function in its dim scope"

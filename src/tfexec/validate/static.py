@@ -1,9 +1,10 @@
 """The static checks on the lowered graph alone: what ``run`` frees, and declared types.
 
 ``Body.frees`` (and the step list the run loop actually follows) must free each slot only
-after its last declared reader and never an output (Lemma 11); each node's declared type
-must be what type inference gave the HIR node it comes from (what the runtime checks
-compare values against).
+after its last declared reader and never an output (Lemma 11), and each run step must call
+its node's kind in its node's dim scope (the step's getter is ``getter(node.reads)``, trusted);
+each node's declared type must be what type inference gave the HIR node it comes from (what
+the runtime checks compare values against).
 """
 
 from collections.abc import Callable, Iterator
@@ -49,7 +50,8 @@ def _reader(body: Body, i: int, prefix: str, entry: str) -> str:
 
 
 def check_frees(graph: ForwardGraph, report: Report) -> int:
-    """Every free of every node list; returns how many were checked."""
+    """Every free of every node list, and that each run step follows its node; returns how
+    many frees were checked."""
     count = 0
     entry = graph.function.name
     for body, prefix in bodies(graph):
@@ -64,7 +66,11 @@ def check_frees(graph: ForwardGraph, report: Report) -> int:
             report(Problem("frees", prefix or entry, prefix or entry,
                            f"{len(nodes)} node(s) but {len(frees)} free list(s) and {len(body.steps)} run step(s)"))
             continue
-        for i, (listed, step) in enumerate(zip(frees, body.steps)):
+        for i, (listed, step, node) in enumerate(zip(frees, body.steps, nodes)):
+            direct = node.what.direct
+            if step[3] != node.scope or step[2] != (direct is not None) or step[0] != (direct or node.what.compute):
+                report(Problem("reads", _reader(body, i, prefix, entry), describe_expr(node.source),
+                               "the run loop's step for this node is not its kind's function in its dim scope"))
             run = step[4]
             if tuple(run) != tuple(listed):
                 report(Problem("frees", _reader(body, i, prefix, entry), describe_expr(nodes[i].source),
