@@ -4,8 +4,13 @@ Both routes run with every value kept; their tables (keyed by node key) must hav
 same keys and, per key, the same dtype, shape and bits (NaN equal to NaN), unless the
 caller opts into a tolerance. When both routes raise, they must raise the same error
 message; the report is then ``ok`` with ``compared == 0`` and carries the error.
+
+The lowered graph is also *validated* (``tfexec.validate``): proved to denote the program
+for all inputs, without running it. The report says which it did: values compared on
+these inputs, the lowering validated for all inputs (``validation``); ``ok`` needs both.
 """
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -23,6 +28,7 @@ from tfexec.loading import LoadedModule
 from tfexec.semantics.keys import node_sources, template
 from tfexec.semantics.targets import resolve_target
 from tfexec.semantics.values import Value, to_python
+from tfexec.validate import ValidationReport, validate
 
 LoopKeys = Literal["collapse", "expand"]
 
@@ -65,6 +71,24 @@ class EquivalenceReport:
     type_error: str | None = None
     """Set when the program does not type-check: then it is neither lowered nor compared."""
     outputs: object = field(default=None, repr=False)
+    validation: ValidationReport | None = field(default=None, repr=False)
+    """The lowering's validation for all inputs (None when the program did not lower)."""
+
+    @property
+    def compared_ok(self) -> bool:
+        """Whether the values compared on these inputs agree (whatever validation found)."""
+        return not self.mismatches and (self.error is not None or (self.visitor_error is None and self.lowering_error is None))
+
+    @property
+    def validation_line(self) -> str:
+        """What was checked how: values compared on these inputs, the lowering validated for all inputs."""
+        v = self.validation
+        if v is None:
+            return "compared on these inputs; the lowering was not validated (it did not lower)"
+        if v.ok:
+            return f"compared on these inputs; validated for all inputs: the lowering denotes the program at all {v.checked} key(s)"
+        first = v.first_problem
+        return f"compared on these inputs; NOT validated for all inputs: {len(v.problems) + v.unlisted} problem(s), first {first}"
 
     @property
     def first_divergence(self) -> Mismatch | None:
@@ -91,7 +115,8 @@ class EquivalenceReport:
             lines.append(f"visitor raised: {self.visitor_error}")
         if self.lowering_error is not None and self.error is None:
             lines.append(f"lowering raised: {self.lowering_error}")
-        verdict = "OK" if self.ok else "MISMATCH"
+        lines.append(self.validation_line)
+        verdict = "OK" if self.ok else ("NOT VALIDATED" if self.compared_ok else "MISMATCH")
         summary = f"{verdict}: {self.compared} node(s) compared, {len(self.mismatches)} mismatch(es)"
         if self.first_divergence is not None:
             m = self.first_divergence
@@ -125,14 +150,23 @@ def check_equivalence(
         visitor_error, result = exc, None
     lowering_error: TfexecError | None = None
     lowered: dict[str, object] = {}
+    validation: ValidationReport | None = None
     try:
-        lowered = lower(target).denote_all(*inputs, loops=loops, dims=dims)
+        graph = lower(target)
+        validation = validate(graph)
+        lowered = graph.denote_all(*inputs, loops=loops, dims=dims)
     except TfexecError as exc:
         lowering_error = exc
     if visitor_error is not None or lowering_error is not None:
-        return _error_report(visitor_error, lowering_error)
+        return _validated(_error_report(visitor_error, lowering_error), validation)
     assert result is not None
-    return _compare(table, lowered, sources, rtol, atol, to_python(result))
+    return _validated(_compare(table, lowered, sources, rtol, atol, to_python(result)), validation)
+
+
+def _validated(report: EquivalenceReport, validation: ValidationReport | None) -> EquivalenceReport:
+    """``report`` with the lowering's validation: ``ok`` needs the comparison and the validation."""
+    ok = report.ok and (validation is None or validation.ok)
+    return dataclasses.replace(report, ok=ok, validation=validation)
 
 
 @public

@@ -1,4 +1,4 @@
-"""The ``tfexec`` command: run, check, dump, print, graph, diff, reduce, mesh, import, docs and ops.
+"""The ``tfexec`` command: run, check, validate, dump, print, graph, diff, reduce, mesh, import, docs and ops.
 
 Exit status, the one rule every subcommand keeps (``EXIT_STATUS``, also in ``--help``): 0
 ok; 1 the program failed (a type error, a run-time error, a missing weight) or a check
@@ -22,7 +22,7 @@ import traceback
 from collections.abc import Callable, Iterator, Sequence
 from typing import TextIO, cast
 
-from tfexec.cli import check, diff, docs, dump, graph, importing, mesh, printing, reduce, run
+from tfexec.cli import check, diff, docs, dump, graph, importing, mesh, printing, reduce, run, validate
 from tfexec.cli.common import Subparsers, UsageError
 from tfexec.errors import TfexecError
 
@@ -38,6 +38,7 @@ Handler = Callable[[argparse.Namespace], int]
 SUBCOMMANDS: tuple[tuple[AddParser, Handler], ...] = (
     (run.add_parser, run.run),
     (check.add_parser, check.run),
+    (validate.add_parser, validate.run),
     (dump.add_parser, dump.run),
     (diff.add_parser, diff.run),
     (reduce.add_parser, reduce.run),

@@ -1,0 +1,262 @@
+"""The lowered graph's denotation, from its public structure alone.
+
+What each node computes is read off its kind (``tfexec.forward.kinds``) and its declared
+reads, as the run loop (``Body.execute``) hands them over: an ``OpApply`` is its plan's
+kernel applied to its fills (weak scalars, then the read values in order), a
+``HandlerCall`` its plan's handler on the operand shapes over its reads, ``MakeConstant``
+and ``ReadWeight`` their constant and weight, an ``EnterCall`` the tuple of its arguments
+(and the callee's dim scope it opens), a ``RunLoop`` the recursion of its nested body over
+the frontier values, the index and the carries, and a ``Fail`` its error. A node sees the
+dim scope its ``scope`` names as the last boundary opening it left it. Nothing here looks
+at how ``lower`` built the graph: only at ``graph.nodes`` (and nested bodies), the kinds'
+public fields, ``Body.outputs``/``Body.keyed`` and ``graph.function.params``.
+
+Structure that makes no sense (a read of a field a value does not have, fills that do not
+use the reads, a loop body taking other inputs than its loop passes) is recorded as a
+problem and denoted by a ``malformed`` term, so it never compares equal to the program.
+"""
+
+from collections.abc import Sequence
+
+from tfexec.forward.graph import ForwardGraph
+from tfexec.forward.kinds import EnterCall, Fail, HandlerCall, MakeConstant, OpApply, ReadWeight, RunLoop, Shape
+from tfexec.forward.node import ForwardNode, Read
+from tfexec.forward.run import Body, Ref
+from tfexec.ir.describe import describe_expr
+from tfexec.ir.weak import Weak
+from tfexec.semantics.dispatch import CallPlan, Fill
+from tfexec.semantics.registry import eval_registry
+from tfexec.semantics.keys import iteration_prefix, template
+from tfexec.validate import heads
+from tfexec.validate.report import Problem
+from tfexec.validate.terms import Den, Denotation, Terms, leaves, project
+
+
+class GraphDenotation:
+    """``denote()`` walks the graph's node lists once, in order; ``problems`` are the
+    structural ones met on the way; ``nodes`` counts the nodes walked (bodies included)."""
+
+    def __init__(self, terms: Terms, graph: ForwardGraph) -> None:
+        self.terms = terms
+        self.graph = graph
+        self.out = Denotation()
+        self.problems: list[Problem] = []
+        self.nodes = 0
+        self.scopes: dict[int, int] = {0: heads.entry_scope(terms)}
+        self.undo: list[tuple[int, int | None]] = []
+
+    def denote(self) -> Denotation:
+        graph, terms = self.graph, self.terms
+        params = graph.function.params
+        if graph.n_inputs != len(params):
+            self.problem("reads", graph.function.name, f"the graph has {graph.n_inputs} input slot(s) for {len(params)} parameter(s)")
+        slots: list[Den] = [heads.parameter(terms, i, p.type) for i, p in enumerate(params)]
+        slots.extend(heads.malformed(terms, f"input {i}") for i in range(len(params), graph.n_inputs))
+        self.out.table = self.body(graph.body, slots, "", graph.function.name, 0)
+        self.out.outputs = self.ref(graph.body.outputs, slots, f"the outputs of {graph.function.name}")
+        return self.out
+
+    def problem(self, rule: str, where: str, reason: str, node: ForwardNode | None = None) -> None:
+        description = describe_expr(node.source) if node is not None else where
+        self.problems.append(Problem(rule, where, description, reason))
+
+    def body(self, body: Body, slots: list[Den], prefix: str, label: str, level: int) -> list[tuple[str, Den]]:
+        """Denote ``body``'s nodes after its input ``slots``; its table entries in ``record``'s order."""
+        steps = self.out.steps[label] = []
+        nested: dict[str, list[tuple[str, Den]]] = {}
+        for node in body.nodes:
+            self.nodes += 1
+            slots.append(self.node(node, slots, steps, nested, prefix, level, body))
+        table: list[tuple[str, Den]] = []
+        for key, ref in body.keyed:
+            full = prefix + key
+            table.extend(nested.pop(full, ()))
+            table.append((full, self.ref(ref, slots, full)))
+        for rest in nested.values():
+            table.extend(rest)
+        return table
+
+    def label(self, node: ForwardNode, prefix: str, slot: int) -> str:
+        return prefix + node.key if node.key else f"slot {slot} ({node.what.describe()} in {prefix or self.graph.function.name})"
+
+    def slot_label(self, body: Body, slot: int, prefix: str) -> str:
+        """What slot ``slot`` of ``body`` holds, for a report."""
+        n = body.data.n_inputs
+        if slot < n:
+            return f"input slot {slot} of {prefix or self.graph.function.name}"
+        node = body.nodes[slot - n]
+        return f"{self.label(node, prefix, slot)}: {describe_expr(node.source)}"
+
+    def read(self, r: Read, slots: Sequence[Den], where: str, node: ForwardNode | None = None) -> Den:
+        if not 0 <= r.slot < len(slots):
+            self.problem("reads", where, f"reads slot {r.slot}, but only slots 0..{len(slots) - 1} exist before it", node)
+            return heads.malformed(self.terms, f"slot {r.slot}")
+        den = project(slots[r.slot], r.path)
+        if den is None:
+            self.problem("reads", where, f"reads {r}, a field slot {r.slot}'s value does not have", node)
+            return heads.malformed(self.terms, str(r))
+        return den
+
+    def ref(self, ref: Ref, slots: Sequence[Den], where: str) -> Den:
+        if isinstance(ref, Read):
+            return self.read(ref, slots, where)
+        return tuple(self.ref(r, slots, where) for r in ref)
+
+    def dims(self, node: ForwardNode, where: str) -> int:
+        """The dim scope term ``node`` computes in."""
+        found = self.scopes.get(node.scope)
+        if found is not None:
+            return found
+        if 0 < node.scope < self.graph.scope_count:
+            self.problem("scopes", where, f"computes in dim scope {node.scope}, which no call boundary before it opens", node)
+            return heads.entry_scope(self.terms)  # what the run hands it: the entry's dims as the inputs bound them
+        self.problem("scopes", where, f"computes in dim scope {node.scope}; the graph has {self.graph.scope_count}", node)
+        return heads.malformed(self.terms, f"scope {node.scope}")
+
+    def positions(self, s: Shape, reads: Sequence[Den], where: str, node: ForwardNode) -> Den:
+        if isinstance(s, int):
+            if 0 <= s < len(reads):
+                return reads[s]
+            self.problem("reads", where, f"places read {s}, but it has {len(reads)} read(s)", node)
+            return heads.malformed(self.terms, f"read {s}")
+        return tuple(self.positions(x, reads, where, node) for x in s)
+
+    def fills(self, fills: Sequence[Fill], reads: Sequence[Den], where: str, node: ForwardNode) -> list[Den]:
+        """The kernel operands ``OpApply.compute`` assembles: weak scalars and the reads in order."""
+        it = iter(reads)
+        used = [0]
+
+        def fill(f: Fill) -> Den:
+            if f is None:
+                used[0] += 1
+                nxt = next(it, None)
+                if nxt is None:
+                    self.problem("reads", where, f"its fills take more values than its {len(reads)} read(s)", node)
+                    return heads.malformed(self.terms, "missing read")
+                return nxt
+            if isinstance(f, Weak):
+                return heads.scalar(self.terms, f.value)
+            return tuple(fill(x) for x in f)
+
+        out = [fill(f) for f in fills]
+        if used[0] < len(reads):
+            self.problem("reads", where, f"declares {len(reads)} read(s) but its fills place {used[0]}", node)
+        return out
+
+    def current(self, plan: CallPlan, where: str, node: ForwardNode) -> None:
+        """A plan must use the registry's entry for its op class as it is now (side condition 2)."""
+        if eval_registry.lookup(type(plan.op)) is not plan.rule:
+            self.problem(
+                "registry", where,
+                f"its plan uses a rule for {type(plan.op).__name__} that is no longer the registry's (re-registered "
+                "since lowering: lower again)", node,
+            )
+
+    def open(self, scope: int, term: int) -> None:
+        self.undo.append((scope, self.scopes.get(scope)))
+        self.scopes[scope] = term
+
+    def node(
+        self, node: ForwardNode, slots: list[Den], steps: list[tuple[int, object]], nested: dict[str, list[tuple[str, Den]]],
+        prefix: str, level: int, enclosing: Body,
+    ) -> Den:
+        terms = self.terms
+        where = self.label(node, prefix, len(slots))
+        reads = [self.read(r, slots, where, node) for r in node.reads]
+        what: object = node.what  # a closed union, but a hand-built node may hold anything
+        if isinstance(what, OpApply):
+            plan, kernel = what.plan, what.plan.kernel
+            self.current(plan, where, node)
+            if kernel is None:
+                self.problem("reads", where, "an op node whose plan has no kernel", node)
+                return heads.malformed(terms, "no kernel")
+            operands = list(reads) if what.plain else self.fills(what.fills, reads, where, node)
+            term = heads.apply_op(terms, plan.op, plan.args, operands, self.dims(node, where) if kernel.needs_ctx else None)
+            steps.append((term, node.source))
+            return term
+        if isinstance(what, HandlerCall):
+            plan = what.plan
+            self.current(plan, where, node)
+            values = [self.positions(s, reads, where, node) for s in what.operands]
+            term, den = heads.apply_handler(
+                terms, plan.op, plan.views, plan.operand_layouts, plan.layout, plan.call.checked_type, what.result, values,
+                self.dims(node, where),
+            )
+            steps.append((term, plan.call))
+            return den
+        if isinstance(what, MakeConstant):
+            term = heads.constant(terms, what.constant)
+            if not what.constant.weak:
+                steps.append((term, what.constant))
+            return term
+        if isinstance(what, ReadWeight):
+            term = heads.weight(terms, what.weight)
+            steps.append((term, what.weight))
+            return term
+        if isinstance(what, EnterCall):
+            args = [self.positions(s, reads, where, node) for s in what.args]
+            dims = heads.call_scope(terms, what.callee, what.layouts, args)
+            steps.append((dims, what.call))
+            self.open(what.callee_scope, dims)
+            return tuple(args)
+        if isinstance(what, RunLoop):
+            return self.loop(node, what, reads, steps, nested, prefix, level, where, enclosing)
+        if isinstance(what, Fail):
+            term = heads.failure(terms, what.error)
+            steps.append((term, None))
+            return term
+        self.problem("reads", where, f"a node of unknown kind {type(what).__name__}", node)  # pragma: no cover
+        return heads.malformed(terms, type(what).__name__)
+
+    def loop(
+        self, node: ForwardNode, what: RunLoop, reads: list[Den], steps: list[tuple[int, object]],
+        nested: dict[str, list[tuple[str, Den]]], prefix: str, level: int, where: str, enclosing: Body,
+    ) -> Den:
+        terms = self.terms
+        front, carries = reads[: what.n_front], reads[what.n_front :]
+        inner = level + 1
+        body_slots: list[Den] = [*front, heads.bound(terms, inner, heads.INDEX)]
+        body_slots.extend(heads.bound(terms, inner, m) for m in range(len(carries)))
+        body = what.body
+        if body.data.n_inputs != len(body_slots):
+            self.problem(
+                "reads", where,
+                f"its body takes {body.data.n_inputs} input(s), the loop passes {len(body_slots)} "
+                f"({len(front)} frontier value(s), the index, {len(carries)} carr(ies))", node,
+            )
+            while len(body_slots) < body.data.n_inputs:
+                body_slots.append(heads.malformed(terms, "missing body input"))
+            del body_slots[body.data.n_inputs :]
+        key = prefix + what.key
+        mark = len(self.undo)
+        entries = self.body(body, body_slots, template(iteration_prefix(key, 0)), key, inner)
+        while len(self.undo) > mark:  # a scope a body opens is the body's
+            scope, old = self.undo.pop()
+            if old is None:
+                del self.scopes[scope]
+            else:
+                self.scopes[scope] = old
+        nested.setdefault(key, []).extend(entries)
+        roots = leaves(self.ref(body.outputs, body_slots, f"the outputs of the body of {key}"))
+        region = what.region
+        inits = [t for c in carries for t in leaves(c)]
+        carried = bool(region.carried_args)
+        symbolic = not isinstance(region.extent, int)
+        term = heads.loop(terms, region.extent, carried, self.dims(node, where) if symbolic else None, inits, roots)
+        steps.append((term, region))
+        frontier: list[tuple[int, str]] = []
+        for r, f in zip(node.reads, front):
+            label = self.slot_label(enclosing, r.slot, prefix)
+            frontier.extend((t, label) for t in leaves(f) if not heads.is_weak_constant(terms, t))
+        self.out.frontiers[key] = frontier
+        outs = [heads.loop_out(terms, term, m) for m in range(len(carries) if carried else len(roots))]
+        return self.positions(what.result, outs, where, node)
+
+
+def denote_graph(terms: Terms, graph: ForwardGraph) -> tuple[Denotation, list[Problem], int]:
+    """``graph``'s denotation, the structural problems met, and how many nodes were walked."""
+    walk = GraphDenotation(terms, graph)
+    return walk.denote(), walk.problems, walk.nodes
+
+
+__all__ = ["denote_graph"]

@@ -1,0 +1,103 @@
+"""Property tests: every program ``tfexec.testing.programs()`` draws validates, and validation
+agrees with ``check_equivalence`` on it; and on randomly corrupted lowerings a graph that
+validates never disagrees at run time (validation is sound: it may refuse a lowering that
+happens to compute the same values, never accept one that does not)."""
+
+import dataclasses
+from unittest import mock
+
+import pytest
+from hypothesis import HealthCheck, assume, given, note, settings
+from hypothesis import strategies as st
+
+import tfexec.equivalence
+from tfexec import check_equivalence, lower, validate
+from tfexec.forward.data import ForwardData
+from tfexec.forward.graph import ForwardGraph
+from tfexec.forward.node import Read
+from tfexec.ir.types import Type
+from tfexec.testing import Program, programs
+
+_FAST = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+_SLOW = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def _validates_and_agrees(program: Program) -> None:
+    graph = lower(program.function)
+    report = validate(graph)
+    assert report.ok, f"{program!r}\n{report}"
+    equivalence = check_equivalence(program.function, *program.inputs, loops="expand")
+    assert equivalence.ok and equivalence.compared > 0, f"{program!r}\n{equivalence}"
+    assert equivalence.validation is not None and equivalence.validation.ok
+
+
+@_FAST
+@given(programs(weak_values=True))
+def test_every_generated_program_validates_and_agrees_with_the_comparison(program: Program) -> None:
+    _validates_and_agrees(program)
+
+
+@pytest.mark.slow
+@_SLOW
+@given(programs(weak_values=True, max_ops=12))
+def test_every_generated_program_validates_and_agrees_with_the_comparison_exhaustive(program: Program) -> None:
+    _validates_and_agrees(program)
+
+
+def _slot_type(graph: ForwardGraph, slot: int) -> Type | None:
+    n = graph.n_inputs
+    return graph.function.params[slot].type if slot < n else graph.nodes[slot - n].type
+
+
+@st.composite
+def _corrupted(draw: st.DrawFn) -> tuple[Program, ForwardGraph, str]:
+    """A program and its lowering with one node's reads corrupted: two swapped, or one pointed
+    at another earlier slot of the same declared type."""
+    program = draw(programs(weak_values=True))
+    graph = lower(program.function)
+    nodes = list(graph.nodes)
+    candidates = [i for i, n in enumerate(nodes) if n.reads]
+    assume(candidates)
+    i = draw(st.sampled_from(candidates))
+    node = nodes[i]
+    reads = list(node.reads)
+    p = draw(st.integers(0, len(reads) - 1))
+    if len(reads) >= 2 and draw(st.booleans()):
+        q = draw(st.integers(0, len(reads) - 1).filter(lambda q: q != p))
+        reads[p], reads[q] = reads[q], reads[p]
+        what = f"node {i} ({node.label}): reads {p} and {q} swapped"
+    else:
+        want = _slot_type(graph, reads[p].slot) if not reads[p].path else None
+        others = [s for s in range(graph.n_inputs + i) if s != reads[p].slot and want is not None and _slot_type(graph, s) == want]
+        assume(others)
+        s = draw(st.sampled_from(others))
+        what = f"node {i} ({node.label}): read {p} {reads[p]} pointed at %{s}"
+        reads[p] = Read(s)
+    assume(tuple(reads) != node.reads)
+    nodes[i] = dataclasses.replace(node, reads=tuple(reads))
+    data = ForwardData.nil(graph.n_inputs)
+    for n in nodes:
+        data = data.snoc(n)
+    return program, dataclasses.replace(graph, body=dataclasses.replace(graph.body, data=data)), what
+
+
+def _sound(program: Program, corrupted: ForwardGraph, what: str) -> None:
+    note(f"{program!r}\n{what}")
+    if not validate(corrupted).ok:
+        return  # refused: nothing more to show
+    with mock.patch.object(tfexec.equivalence, "lower", lambda target, *a, **k: corrupted):
+        report = check_equivalence(program.function, *program.inputs, loops="expand")
+    assert report.compared_ok, f"{program!r}\n{what}\nvalidated, but at run time:\n{report}"
+
+
+@_FAST
+@given(_corrupted())
+def test_a_corrupted_lowering_that_validates_agrees_at_run_time(case: tuple[Program, ForwardGraph, str]) -> None:
+    _sound(*case)
+
+
+@pytest.mark.slow
+@_SLOW
+@given(_corrupted())
+def test_a_corrupted_lowering_that_validates_agrees_at_run_time_exhaustive(case: tuple[Program, ForwardGraph, str]) -> None:
+    _sound(*case)
