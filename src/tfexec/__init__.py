@@ -95,6 +95,7 @@ from tfexec import ops as ops
 from tfexec.text import parse as parse, parse_function as parse_function, print_ir as print_ir, script as script
 from tfexec.compare import compare_tables as compare_tables
 from tfexec.reduce import Reduced as Reduced, reduce_failing as reduce_failing
+from tfexec.explain import explain as explain
 
 __all__ = [
     "parse", "parse_function", "print_ir", "script",
@@ -108,4 +109,5 @@ __all__ = [
     "f64", "from_layout_view", "i16", "i32", "i64", "i8", "infer_types", "ops", "register_eval", "resolve_dim", "u8",
     "load_module", "save_module",
     "compare_tables", "Reduced", "reduce_failing",
+    "explain",
 ]

@@ -233,6 +233,16 @@ def cmd_reduce(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
 
 
+def cmd_explain(args: argparse.Namespace) -> int:
+    from tfexec.explain._cli import ExplainUsageError, run_explain
+
+    target, fn = _load_target(args.file, args.function)
+    try:
+        return run_explain(args, target, fn, _inputs(fn, args))
+    except ExplainUsageError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def cmd_import(args: argparse.Namespace) -> int:
     from tfexec.frontends.torch._cli import ImportUsageError, run_import
 
@@ -300,6 +310,9 @@ def build_parser() -> argparse.ArgumentParser:
     register_dump(sub, program).set_defaults(handler=cmd_dump)
     register_diff(sub).set_defaults(handler=cmd_diff)
     register_reduce(sub, program).set_defaults(handler=cmd_reduce)
+    from tfexec.explain._cli import register_explain
+
+    register_explain(sub, program).set_defaults(handler=cmd_explain)
     p = sub.add_parser(
         "import", help="import a PyTorch model via torch.export (runs MODEL.py's Python code)",
         description="Import a PyTorch model through torch.export and save it as a module directory. "

@@ -1,0 +1,70 @@
+"""``tfexec explain``: write the explorer page of a run, hooked into ``tfexec.cli``.
+
+Exit codes: 0 the page is written and both routes agree bitwise; 1 the page is written but
+shows a failure (the program raises, or the routes differ); 2 bad arguments.
+"""
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from tfexec.explain.page import build_page
+from tfexec.ir.expr import Function
+from tfexec.loading import LoadedModule
+
+
+class ExplainUsageError(Exception):
+    """Bad command-line input for ``tfexec explain`` (exit code 2)."""
+
+
+def register_explain(sub: "argparse._SubParsersAction[argparse.ArgumentParser]",
+                     program_arguments: Callable[[argparse.ArgumentParser], None]) -> argparse.ArgumentParser:
+    """Add ``tfexec explain`` (its program arguments come from ``program_arguments``)."""
+    p = sub.add_parser(
+        "explain", help="write a self-contained HTML page to step through the program and its values",
+        description="Run the program on both routes and write one HTML file (inline CSS and JavaScript; it "
+        "loads nothing, so it opens from disk and can be mailed): the text form with clickable nodes, the "
+        "lowered snoc list with each node's reads drawn as arrows to earlier rows, and each node's value from "
+        "both routes, loop bodies per iteration with a slider. When the program fails or the routes differ, "
+        "the page opens on the failing node. See docs/tutorial.md.",
+    )
+    program_arguments(p)
+    p.add_argument("-o", "--out", required=True, metavar="PAGE.html", help="the HTML file to write ('-': standard output)")
+    return p
+
+
+def run_explain(args: argparse.Namespace, target: "Function | LoadedModule", function: Function,
+                inputs: Sequence[object]) -> int:
+    """Build the page, write it and say what it shows; returns the exit code."""
+    about = _about(args, function, inputs)
+    page, model = build_page(target, tuple(inputs), title=f"tfexec explain {args.file}", about=about)
+    out = str(args.out)
+    if out == "-":
+        sys.stdout.write(page)
+        report = sys.stderr
+    else:
+        path = Path(out)
+        if path.is_dir():
+            raise ExplainUsageError(f"{path} is a directory; give the HTML file to write, e.g. {path / 'page.html'}")
+        try:
+            path.write_text(page, encoding="utf-8")
+        except OSError as exc:
+            raise ExplainUsageError(f"{path}: cannot write the page: {exc.strerror or exc}") from None
+        report = sys.stdout
+    size = len(page.encode("utf-8"))
+    where = "standard output" if out == "-" else out
+    print(f"wrote {where} ({size // 1024} KB, {len(model.data['rows'])} slot(s)): {model.headline}", file=report)  # type: ignore[arg-type]
+    return 0 if model.status == "ok" else 1
+
+
+def _about(args: argparse.Namespace, function: Function, inputs: Sequence[object]) -> str:
+    from tfexec.explain.model import describe_inputs
+
+    text = describe_inputs(function, inputs)
+    if getattr(args, "inputs", None):
+        return f"{text} (from {args.inputs})"
+    return f"{text} (random, seed {getattr(args, 'seed', 0)})"
+
+
+__all__ = ["ExplainUsageError", "register_explain", "run_explain"]
