@@ -18,6 +18,7 @@ from tfexec.explain.outline import TOP, Outline, Row, outline
 from tfexec.explain.routes import Runs, run_both
 from tfexec.explain.sources import PrintedSource, printed_source
 from tfexec.explain.values import Summary, difference, summary
+from tfexec.forward.kinds import RunLoop
 from tfexec.ir.dims import DimVar
 from tfexec.ir.expr import Function
 from tfexec.ir.types import TensorType
@@ -206,11 +207,24 @@ def _error_text(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
 
+def _op_text(row: Row) -> str:
+    """The snoc list's op column: the call form over slots (``mul(%10, 0.25)``)."""
+    if row.kind in ("input", "frontier", "index", "carry", "weight", "error"):
+        return row.op
+    if row.kind == "constant":
+        return f"constant {row.literal}" if row.literal is not None else f"constant {row.type}"
+    if row.kind == "loop" and row.node is not None and isinstance(row.node.what, RunLoop):
+        n = row.node.what.n_front
+        front = " ".join(str(r) for r in row.reads[:n]) or "nothing"
+        starts = " ".join(str(r) for r in row.reads[n:])
+        return f"grid({row.node.what.region.extent}) over {front}" + (f"; carries start as {starts}" if starts else "")
+    return row.call_form(lambda p: str(row.reads[p]))
+
+
 def _row_json(row: Row, source: PrintedSource) -> Json:
-    show = lambda p: str(row.reads[p])  # noqa: E731 - the reads by slot, as str(graph) writes them
     out: Json = {
         "i": row.index, "body": row.body, "slot": row.slot, "kind": row.kind, "name": row.name, "label": row.label,
-        "op": row.call_form(show) if row.kind not in ("input", "frontier", "index", "carry") else row.op,
+        "op": _op_text(row),
         "reads": [[r.slot, str(r), target] for r, target in zip(row.reads, row.read_rows)],
         "type": row.type, "frees": list(row.frees), "key": row.key, "vkey": row.value_key, "where": row.where,
         "loops": list(row.loops),

@@ -102,10 +102,10 @@
 
   /* -- the program --------------------------------------------------------------------- */
   function buildSource() {
-    var src = DATA.source, pre = document.getElementById("source");
-    if (src.note) { var note = document.getElementById("source-note"); note.hidden = false; note.textContent = src.note; }
-    var lines = src.text.replace(/\n$/, "").split("\n"), byLine = {};
-    src.spans.forEach(function (s) { (byLine[s[0]] = byLine[s[0]] || []).push({col: s[1], len: s[2], rows: s[3]}); });
+    var program = DATA.source, pre = document.getElementById("source");
+    if (program.note) { var note = document.getElementById("source-note"); note.hidden = false; note.textContent = program.note; }
+    var lines = program.text.replace(/\n$/, "").split("\n"), byLine = {};
+    program.spans.forEach(function (s) { (byLine[s[0]] = byLine[s[0]] || []).push({col: s[1], len: s[2], rows: s[3]}); });
     lines.forEach(function (text, k) {
       var line = h("div", {cls: "line"}, [h("span", {cls: "ln", text: String(k + 1)})]);
       nest(line, text, 0, text.length, byLine[k + 1] || []);
@@ -469,7 +469,7 @@
     wrap.appendChild(readout);
     var note = [];
     if (s.shape.length > 2) note.push("rows: the first " + (s.shape.length - 1) + " axes flattened (" + s.shape.slice(0, -1).join("\u00d7") + " = " + s.rows + " rows)");
-    if (s.row_step > 1 || s.col_step > 1) note.push("sampled: every " + (s.row_step > 1 ? s.row_step + "th row" : "row") + ", every " + (s.col_step > 1 ? s.col_step + "th column" : "column") + " of " + s.rows + "\u00d7" + s.cols);
+    if (s.row_step > 1 || s.col_step > 1) note.push("sampled: rows 1 in " + s.row_step + ", columns 1 in " + s.col_step + " of " + s.rows + "\u00d7" + s.cols);
     if (note.length) wrap.appendChild(h("div", {cls: "sampled", text: note.join("; ")}));
     return wrap;
   }
