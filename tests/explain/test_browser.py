@@ -136,7 +136,7 @@ def test_a_span_of_a_callee_inlined_three_times_steps_through_its_instances(
 def test_arrow_keys_step_through_the_nodes_in_order(browser: Browser, pages: dict[str, tuple[str, Outline]]) -> None:
     lines = _open(browser, pages, "flash")
     loop = next(r for r in lines.rows if r.kind == "loop")
-    browser.click(f"#row-{loop.index}")
+    browser.click(f"#row-{loop.index} td.c-key")
     assert _selected(browser) == [f"row-{loop.index}"]
     browser.key("ArrowDown", key_code=40)
     first_input = lines.loops[loop.index].rows[0]
@@ -157,8 +157,8 @@ def test_the_iteration_slider_changes_the_value_shown(
     lines = _open(browser, pages, "flash")
     loop = next(r for r in lines.rows if r.kind == "loop")
     s = next(r for r in lines.rows if r.name == "s")
-    browser.click(f"#row-{loop.index}")
-    browser.click(f"#row-{s.index}")
+    browser.click(f"#row-{loop.index} td.c-key")
+    browser.click(f"#row-{s.index} td.c-key")
     facts = "document.getElementById('value-key').textContent + ' ' + document.querySelector('.stats').textContent"
     before = browser.js(facts)
     assert before.startswith("flash/%10[0]/s ")
@@ -169,7 +169,7 @@ def test_the_iteration_slider_changes_the_value_shown(
     assert browser.js(f"document.getElementById('iter-{loop.index}').value") == "1"
     assert browser.js("document.getElementById('value-iter').value") == "1"  # the value pane's copy follows
     _shot(browser, tmp_path, "flash-iteration-1")
-    browser.click(f"#row-{s.index}")
+    browser.click(f"#row-{s.index} td.c-key")
     browser.key("[", code="BracketLeft", key_code=219)  # the page's key for the previous iteration
     assert browser.js(facts).startswith("flash/%10[0]/s ")
 
@@ -180,8 +180,8 @@ def test_a_carry_shows_its_initial_value_then_the_previous_iterations_output(
     lines = _open(browser, pages, "flash")
     loop = next(r for r in lines.rows if r.kind == "loop")
     m = next(r for r in lines.rows if r.kind == "carry" and r.name == "m")
-    browser.click(f"#row-{loop.index}")
-    browser.click(f"#row-{m.index}")
+    browser.click(f"#row-{loop.index} td.c-key")
+    browser.click(f"#row-{m.index} td.c-key")
     assert browser.js("document.getElementById('value-key').textContent") == "flash/m0"
     assert browser.js("[...document.querySelectorAll('#arrows path[data-to]')].map(p => p.getAttribute('class'))") == ["outer", "next"]
     browser.key("]", code="BracketRight", key_code=221)

@@ -63,3 +63,16 @@ def test_the_page_file_is_required(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         main(["explain", str(FLASH)])
     assert exc.value.code == 2 and "-o/--out" in capsys.readouterr().err
+
+
+def test_a_reader_that_stops_early_is_not_an_error(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "tfexec", "explain", str(LLAMA), "--dim", "S=8", "-o", "-"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # like `| head -c 0`: nobody reads the page
+    err = process.stderr.read().decode()
+    process.stderr.close()
+    assert process.wait(timeout=120) == 0 and "Traceback" not in err and "BrokenPipe" not in err

@@ -5,7 +5,7 @@
 * ``routes`` — both routes run once, every value and error kept;
 * ``values`` — what the page records of a value (numbers, a sample of the data, differences);
 * ``model`` — the page's JSON data and verdict; ``page`` — the HTML (``page.html``,
-  ``page.css``, ``page.js`` inlined); ``_cli`` — the ``tfexec explain`` subcommand.
+  ``page.css``, ``draw.js``, ``page.js`` inlined); ``_cli`` — the ``tfexec explain`` subcommand.
 """
 
 from tfexec.explain.page import explain as explain

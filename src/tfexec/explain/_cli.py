@@ -5,6 +5,7 @@ shows a failure (the program raises, or the routes differ); 2 bad arguments.
 """
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -41,7 +42,12 @@ def run_explain(args: argparse.Namespace, target: "Function | LoadedModule", fun
     page, model = build_page(target, tuple(inputs), title=f"tfexec explain {args.file}", about=about)
     out = str(args.out)
     if out == "-":
-        sys.stdout.write(page)
+        try:
+            sys.stdout.write(page)
+            sys.stdout.flush()
+        except BrokenPipeError:  # the reader stopped early (| head): not an error of the page
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 0 if model.status == "ok" else 1
         report = sys.stderr
     else:
         path = Path(out)

@@ -1,6 +1,7 @@
 """``explain(target, *inputs) -> str``: the explorer page, one self-contained HTML file.
 
-The page is ``page.html`` with ``page.css`` and ``page.js`` inlined and the page model
+The page is ``page.html`` with ``page.css``, ``draw.js`` (one value's numbers and heatmap)
+and ``page.js`` (the panes, selection, loops, keys) inlined and the page model
 (``tfexec.explain.model``) as a JSON script element; it loads nothing else — no network
 request of any kind, no fonts, no external script — so it opens from disk and can be mailed.
 """
@@ -29,7 +30,7 @@ def render(model: PageModel) -> str:
     data = json.dumps(model.data, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
     data = data.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")  # inert inside <script>
     parts = {"TITLE": html.escape(str(model.data.get("title", "tfexec explain"))), "DATA": data,
-             "CSS": _asset("page.css"), "JS": _asset("page.js")}
+             "CSS": _asset("page.css"), "JS": _asset("draw.js") + "\n" + _asset("page.js")}
     # One pass over the template, so nothing inserted is scanned for markers again.
     return _MARKER.sub(lambda m: parts[m.group(1) or m.group(2)], _asset("page.html"))
 
