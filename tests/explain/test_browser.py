@@ -34,6 +34,13 @@ def browser() -> Iterator[Browser]:
         b.close()
 
 
+@pytest.fixture(autouse=True)
+def no_script_errors(browser: Browser) -> Iterator[None]:
+    """Whatever a test clicks or types, the page raises no script error."""
+    yield
+    assert browser.errors() == [], browser.errors()
+
+
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, Outline]]:
     """Each page's file URL and the outline of its program."""
@@ -47,6 +54,7 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, Outl
                   (torch.randn(128, 96, generator=gen), torch.randn(96, 128, generator=gen))),
         "mlp": (entry(MLP.read_text(encoding="utf-8"), str(MLP)),
                 (torch.randn(2, 64, generator=gen), torch.randn(64, 256, generator=gen), torch.randn(256, 64, generator=gen))),
+        "no-iterations": (flash(), (torch.randn(8, 32, generator=gen), torch.randn(0, 32), torch.randn(0, 32))),
         "failing": (entry(FAILING_LOOP, "loop.tf.py"), (torch.randn(4, 100, generator=gen),)),
         "differ": (drifting(), (torch.randn(3, 4, generator=gen),)),
     }
@@ -80,7 +88,7 @@ def _selected(browser: Browser) -> list[str]:
     return browser.js("[...document.querySelectorAll('#rows tr.row.sel')].map(r => r.id)")  # type: ignore[no-any-return]
 
 
-@pytest.mark.parametrize("name", ["llama", "flash", "tiled", "mlp"])
+@pytest.mark.parametrize("name", ["llama", "flash", "tiled", "mlp", "no-iterations"])
 def test_each_example_page_draws_every_slot_side_by_side_and_fetches_nothing(
     browser: Browser, pages: dict[str, tuple[str, Outline]], name: str, tmp_path: Path,
 ) -> None:
@@ -186,6 +194,17 @@ def test_a_carry_shows_its_initial_value_then_the_previous_iterations_output(
     assert browser.js("[...document.querySelectorAll('#arrows path[data-to]')].map(p => p.getAttribute('class'))") == ["outer", "next"]
     browser.key("]", code="BracketRight", key_code=221)
     assert browser.js("document.getElementById('value-key').textContent") == "flash/%10[0]/m_new"
+
+
+def test_a_loop_that_ran_zero_times_says_so(browser: Browser, pages: dict[str, tuple[str, Outline]]) -> None:
+    lines = _open(browser, pages, "no-iterations")
+    loop = next(r for r in lines.rows if r.kind == "loop")
+    s = next(r for r in lines.rows if r.name == "s")
+    browser.click(f"#row-{loop.index} td.c-key")
+    assert browser.js(f"document.getElementById('iter-{loop.index}').disabled") is True
+    browser.click(f"#row-{s.index} td.c-key")
+    assert "the loop ran 0 times" in browser.js("document.getElementById('value-body').textContent")
+    assert browser.errors() == []
 
 
 def test_a_failing_program_opens_on_the_failing_node_with_its_error(

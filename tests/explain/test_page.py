@@ -9,7 +9,7 @@ import torch
 import tfexec
 from tfexec.explain.model import page_model
 
-from explain_programs import FAILING_LOOP, LLAMA, drifting, entry, flash, flash_inputs
+from explain_programs import FAILING_LOOP, LLAMA, TILED, drifting, entry, flash, flash_inputs
 
 
 def _data(page: str) -> dict[str, object]:
@@ -88,3 +88,21 @@ def test_explain_checks_its_arguments() -> None:
         assert "explain(): argument target must be" in str(exc)
     else:
         raise AssertionError("a path is not a target")
+
+
+def test_a_long_loop_records_its_first_iterations_within_a_size_budget() -> None:
+    from tfexec.explain.model import MAX_ITERATIONS, MAX_SAMPLE_CELLS
+
+    text = TILED.read_text(encoding="utf-8").replace("f32[128, K]", "f32[32, K]").replace("(128, 128)", "(32, 128)")
+    text = text.replace("f32[128, 128]", "f32[32, 128]").replace("sizes=(128, 32)", "sizes=(32, 32)")
+    fn = entry(text, "long.tf.py")
+    k = 32 * (MAX_ITERATIONS + 16)
+    model = page_model(fn, (torch.randn(32, k), torch.randn(k, 128)), "t", "a")
+    assert model.status == "ok" and model.data["counts"] == {"tiled_matmul/acc": MAX_ITERATIONS + 16}
+    values = model.data["values"]
+    assert isinstance(values, dict)
+    assert f"tiled_matmul/acc[{MAX_ITERATIONS - 1}]/pa" in values and f"tiled_matmul/acc[{MAX_ITERATIONS}]/pa" not in values
+    cells = sum(len(str(v.get("v", {}).get("data", ""))) * 3 // 16 for v in values.values())
+    assert cells <= MAX_SAMPLE_CELLS + 32 * 32  # the budget, and at most one value past it
+    page = tfexec.explain(fn, torch.randn(32, k), torch.randn(k, 128))
+    assert len(page.encode()) < 1_000_000

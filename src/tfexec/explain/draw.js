@@ -38,6 +38,7 @@ var TfexecDraw = (function () {
     box.appendChild(t);
     if (s.scalar !== undefined || (s.scalar === null)) box.appendChild(h("div", {cls: "scalar", text: "value " + fmt(s.scalar) + (s.nan ? " (NaN)" : "")}));
     if (s.data) box.appendChild(heatmap(s));
+    else if (s.n > 1 && s.scalar === undefined) box.appendChild(h("div", {cls: "sampled", text: "no sample of the data: the page keeps samples up to a size budget, spent on earlier values"}));
     return box;
   }
   function decode(b64) {

@@ -26,8 +26,9 @@ from tfexec.loading import LoadedModule
 
 MAX_ITERATIONS = 64
 """Per loop (and outer iteration), the page records the values of the first this many iterations."""
-MAX_SAMPLED_VALUES = 2000
-"""After this many values, the page keeps only their numbers (no sample of the data)."""
+MAX_SAMPLE_CELLS = 120_000
+"""The page keeps samples of the data up to this many cells in all (about 640 KB of base64);
+values after that keep their numbers only, so a long loop cannot make the page huge."""
 
 _ITERATION = re.compile(r"\[(\d+)\]")
 
@@ -95,8 +96,9 @@ class _Values:
             self.records[key] = self.record(key)
 
     def summary(self, value: object) -> Summary:
-        self.sampled += 1
-        return summary(value, sample=self.sampled <= MAX_SAMPLED_VALUES)
+        out = summary(value, sample=self.sampled < MAX_SAMPLE_CELLS)
+        self.sampled += _cells(out)
+        return out
 
     def record(self, key: str) -> Json:
         direct, lowered = self.runs.direct, self.runs.lowered
@@ -128,6 +130,14 @@ class _Values:
                     grown.append((f"{head}[{i}]", {**iters, loops[n]: i}))
             out = grown
         return [(prefix + parts[-1], iters) for prefix, iters in out]
+
+
+def _cells(s: Summary) -> int:
+    fields = s.get("fields")
+    if isinstance(fields, list):
+        return sum(_cells(f) for f in fields)
+    shape = s.get("sample_shape")
+    return int(shape[0]) * int(shape[1]) if isinstance(shape, list) else 0
 
 
 def _verdict(lines: Outline, runs: Runs, values: _Values) -> Json:
@@ -274,4 +284,4 @@ def describe_inputs(fn: Function, inputs: Sequence[object]) -> str:
     return text
 
 
-__all__ = ["MAX_ITERATIONS", "PageModel", "describe_inputs", "page_model"]
+__all__ = ["MAX_ITERATIONS", "MAX_SAMPLE_CELLS", "PageModel", "describe_inputs", "page_model"]

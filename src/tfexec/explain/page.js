@@ -374,7 +374,8 @@
     var rec = where.key !== undefined ? values[where.key] : undefined;
     if (!rec && verdict.row === r.i && verdict.errors.length) return;  /* it raised: the error above is its value */
     if (!rec) {
-      var why = where.key === undefined ? "this slot has no node key, so neither table records it per iteration" :
+      var never = r.loops.some(function (L) { return countOf(L) === 0; });
+      var why = never ? "the loop ran 0 times, so its body computed nothing" : where.key === undefined ? "this slot has no node key, so neither table records it per iteration" :
         verdict.errors.length ? "not recorded: a route raised before reaching this node" : "not recorded (an iteration past the first " + DATA.max_iterations + ")";
       body.appendChild(h("div", {cls: "verdict-line one", text: why}));
       return;
