@@ -46,6 +46,21 @@ def f(x: f32[B, 4]) -> f32[B, 4]:
 """
 """Two calls of a callee written in its own dims (N), a large and a small constant, weak scalars."""
 
+NESTED = """\
+def inner(t: f32[R, 8], w: f32[R, 8]) -> f32[R, 8]:
+    for j, acc2 in grid(3, t):
+        carry(add(acc2, mul(w, 0.5)))
+    return acc2
+
+@entry
+def f(a: f32[4, 8]) -> f32[4, 8]:
+    acc0 = full(shape=(4, 8), value=0.0, dtype=f32)
+    for i, acc in grid(2, acc0):
+        carry(inner(acc, a))
+    return acc
+"""
+"""A loop inside a callee called in a loop: two sliders, keys with two iterations."""
+
 
 def entry(text: str, filename: str = "program.tf.py") -> Function:
     module = tfexec.parse(text, filename=filename)

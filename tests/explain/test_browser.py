@@ -16,7 +16,7 @@ import tfexec
 from tfexec.explain.outline import Outline, outline
 
 from explain_browser import HEIGHT, WIDTH, Browser, find_chromium
-from explain_programs import FAILING_LOOP, LLAMA, MLP, TILED, drifting, entry, flash, flash_inputs
+from explain_programs import FAILING_LOOP, LLAMA, MLP, NESTED, TILED, drifting, entry, flash, flash_inputs
 
 CHROMIUM = find_chromium()
 pytestmark = pytest.mark.skipif(
@@ -54,6 +54,7 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, Outl
                   (torch.randn(128, 96, generator=gen), torch.randn(96, 128, generator=gen))),
         "mlp": (entry(MLP.read_text(encoding="utf-8"), str(MLP)),
                 (torch.randn(2, 64, generator=gen), torch.randn(64, 256, generator=gen), torch.randn(256, 64, generator=gen))),
+        "nested": (entry(NESTED, "nested.tf.py"), (torch.randn(4, 8, generator=gen),)),
         "no-iterations": (flash(), (torch.randn(8, 32, generator=gen), torch.randn(0, 32), torch.randn(0, 32))),
         "failing": (entry(FAILING_LOOP, "loop.tf.py"), (torch.randn(4, 100, generator=gen),)),
         "differ": (drifting(), (torch.randn(3, 4, generator=gen),)),
@@ -88,7 +89,7 @@ def _selected(browser: Browser) -> list[str]:
     return browser.js("[...document.querySelectorAll('#rows tr.row.sel')].map(r => r.id)")  # type: ignore[no-any-return]
 
 
-@pytest.mark.parametrize("name", ["llama", "flash", "tiled", "mlp", "no-iterations"])
+@pytest.mark.parametrize("name", ["llama", "flash", "tiled", "mlp", "nested", "no-iterations"])
 def test_each_example_page_draws_every_slot_side_by_side_and_fetches_nothing(
     browser: Browser, pages: dict[str, tuple[str, Outline]], name: str, tmp_path: Path,
 ) -> None:
@@ -194,6 +195,31 @@ def test_a_carry_shows_its_initial_value_then_the_previous_iterations_output(
     assert browser.js("[...document.querySelectorAll('#arrows path[data-to]')].map(p => p.getAttribute('class'))") == ["outer", "next"]
     browser.key("]", code="BracketRight", key_code=221)
     assert browser.js("document.getElementById('value-key').textContent") == "flash/%10[0]/m_new"
+
+
+def test_nested_loops_have_a_slider_each_and_carries_cross_both(
+    browser: Browser, pages: dict[str, tuple[str, Outline]], tmp_path: Path,
+) -> None:
+    lines = _open(browser, pages, "nested")
+    outer, inner = (r for r in lines.rows if r.kind == "loop")
+    add = next(r for r in lines.rows if r.op == "add")
+    acc2 = next(r for r in lines.rows if r.kind == "carry" and r.name == "acc2")
+    browser.click(f"#row-{outer.index} td.c-key")
+    browser.click(f"#row-{inner.index} td.c-key")
+    browser.click(f"#row-{add.index} td.c-key")
+    key = "document.getElementById('value-key').textContent"
+    assert browser.js(key) == "f/acc[0]/inner/acc2[0]/%1"
+    browser.js(f"document.getElementById('iter-{outer.index}').focus()")
+    browser.key("ArrowRight", key_code=39)
+    browser.js(f"document.getElementById('iter-{inner.index}').focus()")
+    browser.key("End", key_code=35)
+    assert browser.js(key) == "f/acc[1]/inner/acc2[2]/%1"
+    browser.click(f"#row-{acc2.index} td.c-key")
+    assert browser.js(key) == "f/acc[1]/inner/acc2[1]/%1"  # iteration 2 starts from iteration 1's add
+    browser.js(f"document.getElementById('iter-{inner.index}').focus()")
+    browser.key("Home", key_code=36)
+    assert browser.js(key) == "f/acc[0]/inner/acc2"  # iteration 0: the outer carry, i.e. outer iteration 0's result
+    _shot(browser, tmp_path, "nested-loops")
 
 
 def test_a_loop_that_ran_zero_times_says_so(browser: Browser, pages: dict[str, tuple[str, Outline]]) -> None:

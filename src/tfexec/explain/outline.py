@@ -145,21 +145,28 @@ class Outline:
         """Where read ``position`` of ``row`` comes from, seen through call boundaries: the
         producing row, the tuple field path still to take in its value, and the callee
         parameter names it passed through (``"t"``; "" when none)."""
-        read = row.reads[position]
-        current, path, names = self.row_at(row.body, read.slot), read.path, []
-        while current.kind == "call" and path and isinstance(current.node, ForwardNode):
-            enter = current.node.what
-            assert isinstance(enter, EnterCall)
-            names.append(enter.callee.params[path[0]].name if path[0] < len(enter.callee.params) else "")
-            shape: Shape = enter.args[path[0]]
-            path = path[1:]
-            while isinstance(shape, tuple) and path:
-                shape, path = shape[path[0]], path[1:]
-            if not isinstance(shape, int):
-                break
-            inner = current.reads[shape]
-            current, path = self.row_at(current.body, inner.slot), inner.path + path
-        return current, path, "/".join(n for n in reversed(names) if n)
+        index, path, names = through_calls(self.rows, self.slots, row, row.reads[position])
+        return self.rows[index], path, names
+
+
+def through_calls(
+    rows: Sequence[Row], slots: dict[tuple[int, int], int], row: Row, read: Read,
+) -> tuple[int, tuple[int, ...], str]:
+    """The row ``read`` (a read of ``row``) takes its value from, past every call boundary
+    that only passes an argument on; the field path left; the parameter names passed through."""
+    current, path, names = rows[slots[(row.body, read.slot)]], read.path, []
+    while current.kind == "call" and path and current.node is not None and isinstance(current.node.what, EnterCall):
+        enter = current.node.what
+        names.append(enter.callee.params[path[0]].name if path[0] < len(enter.callee.params) else "")
+        shape: Shape = enter.args[path[0]]
+        path = path[1:]
+        while isinstance(shape, tuple) and path:
+            shape, path = shape[path[0]], path[1:]
+        if not isinstance(shape, int):
+            break
+        inner = current.reads[shape]
+        current, path = rows[slots[(current.body, inner.slot)]], inner.path + path
+    return current.index, path, "/".join(n for n in reversed(names) if n)
 
 
 def outline(graph: ForwardGraph) -> Outline:
@@ -258,8 +265,9 @@ class _Walk:
         for k in range(what.n_front):
             outer, path = self.rows[row.read_rows[k]], row.reads[k].path
             declared, shown = _field(self.types[outer.index], path), _field(self.shown[outer.index], path)
+            origin = through_calls(self.rows, self.slots, row, row.reads[k])[0]
             inputs.append(self.add(slot=k, kind="frontier", name=_read_name(outer, row.reads[k]), type=declared,
-                                   shown=shown, source=None, op="frontier", origin=outer.index,
+                                   shown=shown, source=None, op="frontier", origin=origin,
                                    **common))  # type: ignore[arg-type]
         var = region.induction_var
         index_row = self.add(slot=what.n_front, kind="index", name=var.name, type=var.type, source=var, op="index",
@@ -267,7 +275,7 @@ class _Walk:
         inputs.append(index_row)
         carries: list[int] = []
         for c, phi in enumerate(region.carried_args):
-            init = row.read_rows[what.n_front + c]
+            init = through_calls(self.rows, self.slots, row, row.reads[what.n_front + c])[0]
             carries.append(self.add(slot=what.n_front + 1 + c, kind="carry", name=phi.name, type=phi.type,
                                     source=phi, op="carry", origin=init, **common))  # type: ignore[arg-type]
         inputs.extend(carries)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tfexec.errors import TfexecError
-from tfexec.ir.expr import Call, ConstTensor, Expr, Function, GridRegionExpr
+from tfexec.ir.expr import Call, ConstTensor, Expr, Function, GridRegionExpr, Var
 from tfexec.ir.graph import function_order, loop_plan
 from tfexec.ir.module import IRModule
 from tfexec.loading import LoadedModule
@@ -109,7 +109,8 @@ class _Pairing:
             return None
         line = self.lines[span.line - 1]
         col = span.column - 1
-        if span.op and line.startswith(span.op, col):
+        loop_name = isinstance(node, Var) and " in " in span.op  # an index or a carry: just its name
+        if span.op and not loop_name and line.startswith(span.op, col):
             return TextSpan(span.line, col, len(span.op))
         if span.binding and line.startswith(span.binding, col):
             return TextSpan(span.line, col, len(span.binding))
