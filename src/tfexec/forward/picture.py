@@ -152,8 +152,8 @@ def _field_name(lines: Outline, producer: Row, path: tuple[int, ...]) -> str:
 def _label(lines: Outline, row: Row) -> tuple[str, ...]:
     if row.kind == "input":
         return (row.name, row.type)
-    if row.kind == "frontier":
-        return (f"{row.name} (from outside the loop)", row.type)
+    if row.kind == "frontier":  # an unnamed value is known by its slot, which a picture does not show
+        return ("from outside the loop" if row.name.startswith("%") else f"{row.name} (from outside the loop)", row.type)
     if row.kind == "index":
         return (f"{row.name}: the loop index", row.type)
     if row.kind == "carry":
