@@ -96,6 +96,7 @@ from tfexec.text import parse as parse, parse_function as parse_function, print_
 from tfexec.compare import compare_tables as compare_tables
 from tfexec.reduce import Reduced as Reduced, reduce_failing as reduce_failing
 from tfexec.validate import ValidationReport as ValidationReport, validate as validate
+from tfexec.explain import explain as explain
 
 __all__ = [
     "parse", "parse_function", "print_ir", "script",
@@ -110,4 +111,5 @@ __all__ = [
     "load_module", "save_module",
     "compare_tables", "Reduced", "reduce_failing",
     "ValidationReport", "validate",
+    "explain",
 ]

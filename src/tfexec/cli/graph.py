@@ -19,7 +19,7 @@ def add_parser(sub: Subparsers, parent: argparse.ArgumentParser) -> argparse.Arg
 def run(args: argparse.Namespace) -> int:
     """Lower and render."""
     from tfexec import lower
-    from tfexec.forward.picture import render
+    from tfexec.explain.picture import render
 
     program = load_program(args.file, args.function)
     print(render(lower(program.target), args.format), end="")
