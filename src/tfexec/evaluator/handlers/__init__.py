@@ -10,3 +10,17 @@ from tfexec.evaluator.handlers import (  # noqa: F401 - imported for their regis
     reduction,
     shape,
 )
+from tfexec.evaluator.handlers import (  # noqa: F401 - catalogue v2, one module per op group
+    activation,
+    aggregate,
+    channel_norm,
+    conv,
+    indexing,
+    integer,
+    pool,
+    rearrange,
+    rounding,
+    scan,
+    sorting,
+    unary_math,
+)

@@ -1,0 +1,39 @@
+"""Value rule of ``conv``: ``torch.nn.functional.conv1d``/``conv2d``/``conv3d`` by the
+number of spatial axes, after the op's type rule has checked the operands."""
+
+from collections.abc import Callable
+
+import torch
+import torch.nn.functional as F
+
+from tfexec.evaluator.context import EvaluateContext
+from tfexec.evaluator.handlers.common import as_tensor
+from tfexec.evaluator.handlers.typerule import TypeRule
+from tfexec.evaluator.registry import Kernel, Layouts, value_rule
+from tfexec.ir.ops.conv import Conv, per_axis
+
+CONV_BY_RANK: dict[int, Callable[..., torch.Tensor]] = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
+"""The torch convolution for each number of spatial axes."""
+
+
+def expanded(values: tuple[int, ...], count: int) -> list[int]:
+    """``values`` for ``count`` spatial axes (the type rule has checked they fit)."""
+    out = per_axis(values, count)
+    assert out is not None
+    return list(out)
+
+
+@value_rule(Conv)
+def _conv(op: Conv, layouts: Layouts) -> Kernel:
+    rule = TypeRule(op)
+
+    def conv(ctx: EvaluateContext, x: object, weight: object, bias: object = None) -> torch.Tensor:
+        rule.check(*((x, weight) if bias is None else (x, weight, bias)))
+        t, w = as_tensor(ctx, x), as_tensor(ctx, weight)
+        b = None if bias is None else as_tensor(ctx, bias)
+        n = t.dim() - 2
+        return CONV_BY_RANK[n](
+            t, w, b, expanded(op.stride, n), expanded(op.padding, n), expanded(op.dilation, n), op.groups
+        )
+
+    return Kernel(conv, needs_ctx=True)

@@ -1,0 +1,55 @@
+"""Value rules of ``sort``, ``argsort``, ``topk`` and ``argtopk``: one stable sort
+(``torch.sort(..., stable=True)``), whose first ``k`` elements are the top ``k`` (so equal
+elements come in index order, which torch leaves open)."""
+
+import torch
+
+from tfexec.evaluator.context import EvaluateContext
+from tfexec.evaluator.handlers.common import as_tensor
+from tfexec.evaluator.handlers.typerule import TypeRule
+from tfexec.evaluator.registry import Kernel, Layouts, value_rule
+from tfexec.ir.ops.sorting import Argsort, ArgTopK, Sort, SortOp, TopK, TopKOp
+
+
+def _sort_kernel(op: SortOp, indices: bool) -> Kernel:
+    rule = TypeRule(op)
+
+    def sort(ctx: EvaluateContext, x: object) -> torch.Tensor:
+        rule.check(x)
+        values, order = torch.sort(as_tensor(ctx, x), dim=op.axis, descending=op.descending, stable=True)
+        return order if indices else values
+
+    return Kernel(sort, needs_ctx=True)
+
+
+@value_rule(Sort)
+def _sort(op: Sort, layouts: Layouts) -> Kernel:
+    return _sort_kernel(op, indices=False)
+
+
+@value_rule(Argsort)
+def _argsort(op: Argsort, layouts: Layouts) -> Kernel:
+    return _sort_kernel(op, indices=True)
+
+
+def _topk_kernel(op: TopKOp, indices: bool) -> Kernel:
+    rule = TypeRule(op)
+
+    def topk(ctx: EvaluateContext, x: object) -> torch.Tensor:
+        rule.check(x)
+        t = as_tensor(ctx, x)
+        values, order = torch.sort(t, dim=op.axis, descending=op.largest, stable=True)
+        picked = order if indices else values
+        return picked.narrow(op.axis, 0, op.k) if t.dim() else picked
+
+    return Kernel(topk, needs_ctx=True)
+
+
+@value_rule(TopK)
+def _topk(op: TopK, layouts: Layouts) -> Kernel:
+    return _topk_kernel(op, indices=False)
+
+
+@value_rule(ArgTopK)
+def _argtopk(op: ArgTopK, layouts: Layouts) -> Kernel:
+    return _topk_kernel(op, indices=True)
