@@ -16,7 +16,7 @@ from tfexec.ir.ops.promotion import broadcast_shapes, tensor_args
 from tfexec.ir.types import TensorType, Type
 
 INDEX_DTYPES = (DType.int32, DType.int64)
-"""The dtypes ``index`` takes as indices (torch's ``long`` and ``int``)."""
+"""The dtypes the indexing ops take as indices (torch's ``long`` and ``int``)."""
 
 
 def _no_longer(op: Op, a: TensorType, what_a: str, b: TensorType, what_b: str, skip: int | None, label: str) -> None:
@@ -36,14 +36,14 @@ class Gather(Op):
     Value rule: ``torch.gather(x, axis, index)`` on the run's device. A negative or
     out-of-range index is an ``EvalError``, never a wrap-around.
     Constraints:
-        (C1) ``index`` is ``i64`` (as torch requires).
+        (C1) ``index`` is ``i32`` or ``i64`` (as torch requires).
         (C2) ``index`` has ``x``'s rank.
         (C3) ``axis`` is in range for ``x``'s rank.
         (C4) on every axis but ``axis``, ``index`` is no longer than ``x`` (static sizes are
         checked by the type rule, the others at run time).
         (C5) at run time every index is in ``0 .. x.shape[axis] - 1``.
     Example: def example(x: f32[2, 3]): return gather(x, constant([[2, 0], [1, 1]], dtype=i64), axis=1)
-    Refused (C1): def example(x: f32[2, 3], i: i32[2, 3]): return gather(x, i, axis=1)
+    Refused (C1): def example(x: f32[2, 3], i: i16[2, 3]): return gather(x, i, axis=1)
     Refused (C2): def example(x: f32[2, 3], i: i64[3]): return gather(x, i, axis=1)
     Refused (C3): def example(x: f32[2, 3], i: i64[2, 3]): return gather(x, i, axis=2)
     Refused (C4): def example(x: f32[2, 3], i: i64[3, 3]): return gather(x, i, axis=1)
@@ -60,8 +60,8 @@ class Gather(Op):
 
     def infer(self, args: tuple[Operand, ...]) -> Type:
         x, index = tensor_args(self.name, args)
-        if index.dtype is not DType.int64:
-            raise TypeRuleError(f"gather index must be i64, found {index} (cast it first){cite(self.name, 'C1')}")
+        if index.dtype not in INDEX_DTYPES:
+            raise TypeRuleError(f"gather index must be i32 or i64, found {index} (cast it first){cite(self.name, 'C1')}")
         if index.rank != x.rank:
             raise TypeRuleError(f"gather index {index} must have the rank of {x} ({x.rank}){cite(self.name, 'C2')}")
         axis = normalize_axis(self, self.axis, max(x.rank, 1), "C3")
@@ -146,14 +146,14 @@ class ScatterOp(Op):
 
     Type rule: ``x``'s type.
     Constraints:
-        (C1) ``index`` is ``i64`` (as torch requires).
+        (C1) ``index`` is ``i32`` or ``i64`` (as torch requires).
         (C2) ``x``, ``index`` and ``src`` have one rank.
         (C3) ``axis`` is in range for ``x``'s rank.
         (C4) ``index`` is no longer than ``src`` on any axis, nor than ``x`` on any axis but
         ``axis`` (static sizes are checked by the type rule, the others at run time).
         (C5) ``src`` has ``x``'s dtype (torch does not convert it).
         (C6) at run time every index is in ``0 .. x.shape[axis] - 1``.
-    Refused (C1): def example(x: f32[3], i: i32[2], s: f32[2]): return {op}(x, i, s)
+    Refused (C1): def example(x: f32[3], i: i16[2], s: f32[2]): return {op}(x, i, s)
     Refused (C2): def example(x: f32[3], i: i64[2, 1], s: f32[2]): return {op}(x, i, s)
     Refused (C3): def example(x: f32[3], i: i64[2], s: f32[2]): return {op}(x, i, s, axis=1)
     Refused (C4): def example(x: f32[3], i: i64[2], s: f32[1]): return {op}(x, i, s)
@@ -170,8 +170,8 @@ class ScatterOp(Op):
 
     def infer(self, args: tuple[Operand, ...]) -> Type:
         x, index, src = tensor_args(self.name, args)
-        if index.dtype is not DType.int64:
-            raise TypeRuleError(f"{self.name} index must be i64, found {index} (cast it first){cite(self.name, 'C1')}")
+        if index.dtype not in INDEX_DTYPES:
+            raise TypeRuleError(f"{self.name} index must be i32 or i64, found {index} (cast it first){cite(self.name, 'C1')}")
         if not x.rank == index.rank == src.rank:
             raise TypeRuleError(f"{self.name} needs x, index and src of one rank, found {x}, {index} and {src}{cite(self.name, 'C2')}")
         axis = normalize_axis(self, self.axis, max(x.rank, 1), "C3")

@@ -45,8 +45,9 @@ class PoolOp(Op):
         *spatial)`` for that many spatial axes; ``stride``, ``padding`` (and ``dilation``)
         have one entry per spatial axis, or one for all of them.
         (C2) ``x`` is floating.
-        (C3) ``padding`` is at most half the (dilated) kernel, and the windows fit the padded
-        axis (checked at run time when the size is symbolic).
+        (C3) ``padding`` is at most half the kernel (``kernel // 2``, dilation aside, as torch
+        checks it), and the windows fit the padded axis (checked at run time when the size
+        is symbolic).
     Refused (C1): def example(x: f32[4]): return {op}(x, kernel=(2, 2))
     Refused (C2): def example(x: i32[1, 4]): return {op}(x, kernel=(2,))
     Refused (C3): def example(x: f32[1, 4]): return {op}(x, kernel=(2,), padding=(2,))
@@ -120,8 +121,7 @@ class MaxPool(PoolOp):
         (x,) = tensor_args(self.name, args)
         n = len(self.kernel)
         dilation = per_axis(self.dilation, n) or ()
-        half = tuple(((k - 1) * d + 1) // 2 for k, d in zip(self.kernel, dilation))
-        return TensorType(self.windows(x, dilation, half), x.dtype)
+        return TensorType(self.windows(x, dilation, tuple(k // 2 for k in self.kernel)), x.dtype)
 
 
 @dataclass(frozen=True, slots=True)
