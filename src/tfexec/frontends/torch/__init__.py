@@ -45,7 +45,7 @@ from tfexec.frontends.torch._api import (
     import_program as import_program,
 )
 from tfexec.frontends.torch._registry import RULES as _RULES
-from tfexec.frontends.torch._translate import TorchImportError as TorchImportError
+from tfexec.frontends.torch._report import TorchImportError as TorchImportError
 
 SUPPORTED_OPS: frozenset[str] = frozenset(str(op) for op in _RULES)
 """The ATen overloads (``aten.linear.default``…) ``import_module`` translates."""

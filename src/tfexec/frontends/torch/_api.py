@@ -20,12 +20,8 @@ import torch
 
 from tfexec.frontends.torch._dims import spec_names, symbol_names
 from tfexec.frontends.torch._registry import RULES
-from tfexec.frontends.torch._translate import (
-    GraphTranslator,
-    Problem,
-    TorchImportError,
-    report,
-)
+from tfexec.frontends.torch._report import Problem, TorchImportError, report
+from tfexec.frontends.torch._translate import GraphTranslator
 from tfexec.ir.module import IRModule
 from tfexec.loading import LoadedModule, save_module
 
