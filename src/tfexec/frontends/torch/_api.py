@@ -19,6 +19,7 @@ from typing import Any, TypeAlias
 import torch
 
 from tfexec.frontends.torch._dims import spec_names, symbol_names
+from tfexec.frontends.torch._provenance import whole_stacks
 from tfexec.frontends.torch._registry import RULES
 from tfexec.frontends.torch._report import Problem, TorchImportError, report
 from tfexec.frontends.torch._translate import GraphTranslator
@@ -162,7 +163,8 @@ def _export(module: torch.nn.Module, inputs: tuple[torch.Tensor, ...], spec: Any
         warnings.simplefilter("ignore", FutureWarning)
         warnings.simplefilter("ignore", DeprecationWarning)
         try:
-            return torch.export.export(module, inputs, dynamic_shapes=spec, strict=False)
+            with whole_stacks():
+                return torch.export.export(module, inputs, dynamic_shapes=spec, strict=False)
         except Exception as exc:  # torch.export raises many kinds; each is a refusal of the program
             raise TorchImportError(f"torch.export could not export the program: {_first_lines(exc)}") from exc
 
@@ -177,7 +179,8 @@ def _decompose(exported: Any) -> Any:
             if op in table:
                 del table[op]
         try:
-            return exported.run_decompositions(table)
+            with whole_stacks():
+                return exported.run_decompositions(table)
         except Exception as exc:  # as above: a failed decomposition refuses the program
             raise TorchImportError(f"torch.export could not decompose the program: {_first_lines(exc)}") from exc
 

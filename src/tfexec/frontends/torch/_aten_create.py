@@ -4,7 +4,6 @@ import tfexec.ops as hir
 from tfexec.frontends.torch._context import NodeContext, Result, RuleError
 from tfexec.frontends.torch._registry import register
 from tfexec.ir.dims import DimExpr, DimVar
-from tfexec.ir.dtypes import DType
 from tfexec.ir.expr import Expr
 
 
@@ -57,27 +56,11 @@ def _arange(t: NodeContext) -> Result:
     return base
 
 
-def _triangle(t: NodeContext, upper: bool) -> Result:
-    """``where(mask, x, 0)`` with ``mask = col - row >= k`` (triu) or ``<= k`` (tril)."""
-    x = t.tensor("self")
-    xt = t.type_of(x)
-    if len(xt.shape) < 2:
-        raise RuleError("tril/triu need a matrix")
-    rows_n, cols_n = xt.shape[-2], xt.shape[-1]
-    rows = hir.reshape(hir.arange(extent=rows_n, span=t.span), shape=(rows_n, 1), span=t.span)
-    cols = hir.reshape(hir.arange(extent=cols_n, span=t.span), shape=(1, cols_n), span=t.span)
-    diff = hir.sub(cols, rows, span=t.span)
-    k = t.integer("diagonal", 0)
-    mask = hir.ge(diff, k, span=t.span) if upper else hir.le(diff, k, span=t.span)
-    zero: bool | int = False if xt.dtype is DType.bool else 0
-    return hir.where(mask, x, zero, span=t.span)
-
-
 @register("triu.default")
 def _triu(t: NodeContext) -> Result:
-    return _triangle(t, upper=True)
+    return hir.triu(t.tensor("self"), diagonal=t.integer("diagonal", 0), span=t.span)
 
 
 @register("tril.default")
 def _tril(t: NodeContext) -> Result:
-    return _triangle(t, upper=False)
+    return hir.tril(t.tensor("self"), diagonal=t.integer("diagonal", 0), span=t.span)

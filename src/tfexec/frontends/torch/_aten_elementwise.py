@@ -11,7 +11,6 @@ import tfexec.ops as hir
 from tfexec.frontends.torch._context import NodeContext, Operand, Result, RuleError
 from tfexec.frontends.torch._registry import register
 from tfexec.frontends.torch._rule_helpers import to_dtype, typed_scalar
-from tfexec.ir.dtypes import DType
 from tfexec.ir.expr import Expr
 
 
@@ -21,6 +20,12 @@ _UNARY: dict[str, Callable[..., Expr]] = {
     "neg": hir.neg, "abs": hir.abs, "exp": hir.exp, "log": hir.log, "sqrt": hir.sqrt, "rsqrt": hir.rsqrt,
     "tanh": hir.tanh, "sigmoid": hir.sigmoid, "relu": hir.relu, "silu": hir.silu, "erf": hir.erf,
     "sin": hir.sin, "cos": hir.cos,
+    # catalogue v2
+    "floor": hir.floor, "ceil": hir.ceil, "trunc": hir.trunc, "sign": hir.sign, "sgn": hir.sign, "log1p": hir.log1p,
+    "expm1": hir.expm1, "log2": hir.log2, "log10": hir.log10, "tan": hir.tan, "atan": hir.atan,
+    "reciprocal": hir.reciprocal, "isnan": hir.isnan, "isinf": hir.isinf, "isfinite": hir.isfinite,
+    "logical_not": hir.logical_not, "bitwise_not": hir.bitwise_not, "selu": hir.selu, "hardsigmoid": hir.hardsigmoid,
+    "hardswish": hir.hardswish, "mish": hir.mish,
 }
 
 
@@ -38,7 +43,14 @@ _BINARY: dict[str, Callable[..., Expr]] = {
     "mul": hir.mul, "div": hir.div, "maximum": hir.maximum, "minimum": hir.minimum,
     "eq": hir.eq, "ne": hir.ne, "lt": hir.lt, "le": hir.le, "gt": hir.gt, "ge": hir.ge,
     "logical_and": hir.logical_and, "logical_or": hir.logical_or,
+    # catalogue v2
+    "floor_divide": hir.floor_divide, "remainder": hir.remainder, "fmod": hir.fmod, "bitwise_and": hir.bitwise_and,
+    "bitwise_or": hir.bitwise_or, "bitwise_xor": hir.bitwise_xor, "__and__": hir.bitwise_and, "__or__": hir.bitwise_or,
+    "__xor__": hir.bitwise_xor, "logical_xor": hir.logical_xor,
 }
+_TENSOR_DEFAULT = ("maximum", "minimum", "logical_and", "logical_or", "logical_xor", "floor_divide")
+"""The ops whose ``.default`` overload is the tensor one (for the others it is the
+Python-number form, which never reaches a tensor graph)."""
 
 
 def _binary(build: Callable[..., Expr]) -> Callable[[NodeContext], Result]:
@@ -49,10 +61,8 @@ def _binary(build: Callable[..., Expr]) -> Callable[[NodeContext], Result]:
 
 
 for _name, _build in _BINARY.items():
-    # ``.default`` is the tensor overload only for these four; ``aten.mul.default`` & co. are
-    # the Python-number forms (Scalar a, Scalar b), which never reach a tensor graph.
-    _default = (f"{_name}.default",) if _name in ("maximum", "minimum", "logical_and", "logical_or") else ()
-    register(f"{_name}.Tensor", f"{_name}.Scalar", *_default)(_binary(_build))
+    _default = (f"{_name}.default",) if _name in _TENSOR_DEFAULT else ()
+    register(f"{_name}.Tensor", f"{_name}.Scalar", f"{_name}.Scalar_Tensor", *_default)(_binary(_build))
 
 
 def _scaled(t: NodeContext, value: Operand, alpha: bool | int | float) -> Operand:
@@ -79,11 +89,12 @@ def _rsub(t: NodeContext) -> Result:
 
 @register("div.Tensor_mode", "div.Scalar_mode")
 def _div_mode(t: NodeContext) -> Result:
-    """True division only: HIR has no floor or trunc division of tensors."""
-    mode = t.arg("rounding_mode")
-    if mode is not None:
-        raise RuleError(f"division with rounding_mode={mode!r} has no HIR op (only true division)")
-    return hir.div(t.operand("self"), t.operand("other"), span=t.span)
+    """``div`` (no rounding), ``floor_divide`` (``rounding_mode="floor"``, torch's same kernel)
+    or ``trunc_divide`` (``"trunc"``)."""
+    build = {None: hir.div, "floor": hir.floor_divide, "trunc": hir.trunc_divide}.get(t.arg("rounding_mode"))  # type: ignore[call-overload]
+    if build is None:
+        raise RuleError(f"division with rounding_mode={t.arg('rounding_mode')!r} (expected None, 'floor' or 'trunc')")
+    return build(t.operand("self"), t.operand("other"), span=t.span)  # type: ignore[no-any-return]
 
 
 @register("pow.Tensor_Scalar", "pow.Tensor_Tensor", "pow.Scalar")
@@ -99,65 +110,63 @@ def _gelu(t: NodeContext) -> Result:
     return hir.gelu(t.tensor("self"), approximate="tanh" if approximate == "tanh" else "none", span=t.span)
 
 
-@register("reciprocal.default")
-def _reciprocal(t: NodeContext) -> Result:
-    """``1 / x``."""
-    return hir.div(1.0, t.tensor("self"), span=t.span)
-
-
 @register("square.default")
 def _square(t: NodeContext) -> Result:
     """``x ** 2`` (torch.square is torch.pow(x, 2))."""
     return hir.pow(t.tensor("self"), 2, span=t.span)
 
 
-@register("logical_not.default", "bitwise_not.default")
-def _logical_not(t: NodeContext) -> Result:
-    """``x == 0`` (``bitwise_not`` only on bool, where it is the logical not)."""
-    x = t.tensor("self")
-    dtype = t.type_of(x).dtype
-    if t.op.startswith("aten.bitwise") and dtype is not DType.bool:
-        raise RuleError(f"bitwise_not of {dtype} has no HIR op (only of bool)")
-    return hir.eq(x, False if dtype is DType.bool else 0, span=t.span)
-
-
-@register("bitwise_and.Tensor", "bitwise_or.Tensor", "__and__.Tensor", "__or__.Tensor")
-def _bitwise(t: NodeContext) -> Result:
-    """``logical_and`` / ``logical_or`` of two bool tensors."""
-    a, b = t.tensor("self"), t.tensor("other")
-    if t.type_of(a).dtype is not DType.bool or t.type_of(b).dtype is not DType.bool:
-        raise RuleError("bitwise and/or of non-bool tensors has no HIR op (only of bool)")
-    build = hir.logical_and if "and" in t.op else hir.logical_or
-    return build(a, b, span=t.span)
+@register("round.default", "round.decimals")
+def _round(t: NodeContext) -> Result:
+    """``round`` (halves to even), to ``decimals`` places when given."""
+    return hir.round(t.tensor("self"), decimals=t.integer("decimals", 0), span=t.span)
 
 
 @register("clamp.default", "clamp.Tensor", "clamp_min.default", "clamp_max.default", "clamp_min.Tensor", "clamp_max.Tensor")
 def _clamp(t: NodeContext) -> Result:
-    """``minimum(maximum(x, min), max)`` (NaN propagates as in torch.clamp)."""
-    out: Expr = t.tensor("self")
+    """``clamp`` with both bounds; one bound alone is ``maximum`` (``clamp_min``) or
+    ``minimum`` (``clamp_max``), which is what torch computes then (NaN propagates)."""
+    x = t.tensor("self")
     low, high = t.arg("min"), t.arg("max")
+    if low is not None and high is not None:
+        return hir.clamp(x, t.operand("min"), t.operand("max"), span=t.span)
     if low is not None:
-        out = hir.maximum(out, t.operand("min"), span=t.span)
+        return hir.maximum(x, t.operand("min"), span=t.span)
     if high is not None:
-        out = hir.minimum(out, t.operand("max"), span=t.span)
-    if low is None and high is None:
-        raise RuleError("clamp without min or max")
-    return out
+        return hir.minimum(x, t.operand("max"), span=t.span)
+    raise RuleError("clamp without min or max")
 
 
-@register("hardtanh.default")
+@register("hardtanh.default", "relu6.default")
 def _hardtanh(t: NodeContext) -> Result:
-    """``minimum(maximum(x, min_val), max_val)``."""
-    low, high = t.scalar("min_val", -1.0), t.scalar("max_val", 1.0)
-    return hir.minimum(hir.maximum(t.tensor("self"), low, span=t.span), high, span=t.span)
+    """``clamp(x, min_val, max_val)`` (``relu6``: ``clamp(x, 0, 6)``), which torch's kernel computes."""
+    if t.op.startswith("aten.relu6"):
+        return hir.clamp(t.tensor("self"), 0, 6, span=t.span)
+    return hir.clamp(t.tensor("self"), t.scalar("min_val", -1.0), t.scalar("max_val", 1.0), span=t.span)
 
 
 @register("leaky_relu.default")
 def _leaky_relu(t: NodeContext) -> Result:
-    """``where(x > 0, x, x * negative_slope)``."""
-    x = t.tensor("self")
-    slope = t.scalar("negative_slope", 0.01)
-    return hir.where(hir.gt(x, 0, span=t.span), x, hir.mul(x, slope, span=t.span), span=t.span)
+    return hir.leaky_relu(t.tensor("self"), negative_slope=float(t.scalar("negative_slope", 0.01)), span=t.span)
+
+
+@register("elu.default")
+def _elu(t: NodeContext) -> Result:
+    """``elu(x, alpha)``; torch's extra ``scale`` and ``input_scale`` (other than 1) are refused."""
+    if t.scalar("scale", 1) != 1 or t.scalar("input_scale", 1) != 1:
+        raise RuleError("elu with scale or input_scale other than 1 has no HIR op")
+    return hir.elu(t.tensor("self"), alpha=float(t.scalar("alpha", 1.0)), span=t.span)
+
+
+@register("celu.default")
+def _celu(t: NodeContext) -> Result:
+    return hir.celu(t.tensor("self"), alpha=float(t.scalar("alpha", 1.0)), span=t.span)
+
+
+@register("softplus.default")
+def _softplus(t: NodeContext) -> Result:
+    beta, threshold = float(t.scalar("beta", 1.0)), float(t.scalar("threshold", 20.0))
+    return hir.softplus(t.tensor("self"), beta=beta, threshold=threshold, span=t.span)
 
 
 @register("where.self", "where.ScalarSelf", "where.ScalarOther", "where.Scalar")

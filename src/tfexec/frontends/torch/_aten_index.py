@@ -27,21 +27,99 @@ def _embedding(t: NodeContext) -> Result:
 
 @register("index.Tensor")
 def _index(t: NodeContext) -> Result:
-    """``x[..., idx]`` with one integer index tensor after only full slices: ``take``."""
+    """``x[..., i0, ..., i1, ...]``: one integer index tensor after full slices is ``take``;
+    several are ``index`` (broadcast together, placed as torch places them). A ``b1`` mask
+    selects a data-dependent number of elements and is refused."""
     x = t.tensor("self")
     indices = t.arg("indices")
     if not isinstance(indices, (list, tuple)):
         raise RuleError("indices is not a list")
-    given = [i for i, v in enumerate(indices) if v is not None]
-    if len(given) != 1:
-        raise RuleError(f"advanced indexing with {len(given)} index tensors (only one is supported)")
-    axis = given[0]
-    idx = indices[axis]
-    if not is_expr(idx):
-        raise RuleError("the index is not a tensor")
-    if t.type_of(idx).dtype is DType.bool:
-        raise RuleError("boolean-mask indexing has a data-dependent shape")
-    return hir.take(x, idx, axis=axis, span=t.span)
+    axes = [i for i, v in enumerate(indices) if v is not None]
+    given: list[Expr] = []
+    for axis in axes:
+        idx = indices[axis]
+        if not is_expr(idx):
+            raise RuleError("an index is not a tensor")
+        dtype = t.type_of(idx).dtype
+        if dtype in (DType.bool, DType.uint8):
+            raise RuleError("boolean-mask indexing has a data-dependent shape (use torch.where, or index with integers)")
+        given.append(idx)
+    if not given:
+        return x
+    if len(given) == 1:
+        return hir.take(x, given[0], axis=axes[0], span=t.span)
+    return hir.index(x, *given, axes=tuple(axes), span=t.span)
+
+
+@register("gather.default")
+def _gather(t: NodeContext) -> Result:
+    return hir.gather(t.tensor("self"), t.tensor("index"), axis=t.integer("dim"), span=t.span)
+
+
+def _source(t: NodeContext, x: Expr, index: Expr) -> Expr:
+    """``src``, or the scalar ``value`` filled to ``index``'s shape in ``x``'s dtype."""
+    if t.has("src"):
+        return t.tensor("src")
+    xt = t.type_of(x)
+    value = t.arg("value")
+    if not isinstance(value, (bool, int, float)):
+        raise RuleError(f"scatter value {value!r} is not a static number")
+    return hir.full(shape=t.type_of(index).shape, value=value, dtype=xt.dtype, span=t.span)
+
+
+@register("scatter.src", "scatter.value", "scatter.reduce", "scatter.value_reduce", "scatter_add.default")
+def _scatter(t: NodeContext) -> Result:
+    """``scatter`` (two writes to one position are refused at run time: torch leaves that
+    result open) or, for ``scatter_add`` and ``reduce="add"``, ``scatter_add``."""
+    x, index = t.tensor("self"), t.tensor("index")
+    src, axis = _source(t, x, index), t.integer("dim")
+    reduce = "add" if t.op.startswith("aten.scatter_add") else t.arg("reduce")
+    if reduce is None:
+        return hir.scatter(x, index, src, axis=axis, span=t.span)
+    if reduce in ("add", "sum"):
+        return hir.scatter_add(x, index, src, axis=axis, span=t.span)
+    raise RuleError(f"scatter with reduce={reduce!r} has no HIR op (only a plain scatter and 'add')")
+
+
+@register("scatter_reduce.two")
+def _scatter_reduce(t: NodeContext) -> Result:
+    """``reduce="sum"`` with ``include_self`` is ``scatter_add``; other reductions are refused."""
+    if t.arg("reduce") != "sum" or not t.arg("include_self", True):
+        raise RuleError(f"scatter_reduce with reduce={t.arg('reduce')!r}, include_self={t.arg('include_self')!r} has no HIR op")
+    return hir.scatter_add(t.tensor("self"), t.tensor("index"), t.tensor("src"), axis=t.integer("dim"), span=t.span)
+
+
+@register("index_put.default", "index_put_.default")
+def _index_put(t: NodeContext) -> Result:
+    """``x[idx] = values`` with one integer index tensor at one axis (full slices elsewhere):
+    a ``scatter`` along that axis (``accumulate``: ``scatter_add``), the index and the values
+    broadcast to the written block. A ``b1`` mask of ``x``'s shape is a ``where``."""
+    x, values = t.tensor("self"), t.tensor("values")
+    xt = t.type_of(x)
+    indices = t.arg("indices")
+    axes = [i for i, v in enumerate(indices) if v is not None] if isinstance(indices, (list, tuple)) else []
+    if len(axes) != 1 or not is_expr(indices[axes[0]]):  # type: ignore[index]
+        raise RuleError("index_put with other than one index tensor has no HIR translation")
+    axis, idx = axes[0], indices[axes[0]]  # type: ignore[index]
+    assert is_expr(idx)
+    it = t.type_of(idx)
+    if t.type_of(values).dtype is not xt.dtype:
+        values = hir.cast(values, dtype=xt.dtype, span=t.span)
+    if it.dtype is DType.bool:
+        if it.shape != xt.shape or t.arg("accumulate"):
+            raise RuleError("index_put with a bool mask needs a mask of the value's shape, without accumulate")
+        return hir.where(idx, values, x, span=t.span)
+    count: ShapeDim = 1
+    for d in it.shape:
+        count = dim_expr("mul", count, d)
+    block = xt.shape[:axis] + (count,) + xt.shape[axis + 1:]
+    flat = hir.reshape(idx, shape=(count,), span=t.span)
+    lifted = hir.reshape(flat, shape=(1,) * axis + (count,) + (1,) * (len(xt.shape) - axis - 1), span=t.span)
+    index = hir.cast(hir.broadcast_to(lifted, shape=block, span=t.span), dtype=DType.int64, span=t.span)
+    wide = xt.shape[:axis] + it.shape + xt.shape[axis + 1:]
+    src = hir.reshape(hir.broadcast_to(values, shape=wide, span=t.span), shape=block, span=t.span)
+    build = hir.scatter_add if t.arg("accumulate") else hir.scatter
+    return build(x, index, src, axis=axis, span=t.span)
 
 
 # -- writes into windows (what in-place assignment becomes once functionalised) ---------------

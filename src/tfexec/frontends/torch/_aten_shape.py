@@ -11,6 +11,7 @@ from tfexec.frontends.torch._context import NodeContext, Result, RuleError
 from tfexec.frontends.torch._registry import register
 from tfexec.frontends.torch._rule_helpers import axis_of, normalise_index, repeat_each, reshape_to, tensor_list, window
 from tfexec.ir.dims import ShapeDim, dim_expr
+from tfexec.ir.dtypes import DType
 from tfexec.ir.expr import Expr
 
 
@@ -187,3 +188,20 @@ def _repeat_interleave(t: NodeContext) -> Result:
     else:
         axis = axis_of(t, t.integer("dim"), len(t.type_of(x).shape))
     return reshape_to(t, repeat_each(t, x, axis, times), t.out)
+
+
+@register("diff.default")
+def _diff(t: NodeContext) -> Result:
+    """``x[1:] - x[:-1]`` along ``dim``, ``n`` times, after joining ``prepend`` and ``append``
+    (``ne`` for ``b1``, as torch computes a bool difference)."""
+    x = t.tensor("self")
+    axis = axis_of(t, t.integer("dim", -1), len(t.type_of(x).shape))
+    parts = [p for p in (t.opt_tensor("prepend"), x, t.opt_tensor("append")) if p is not None]
+    if len(parts) > 1:
+        x = hir.concat(*parts, axis=axis, span=t.span)
+    for _ in range(t.integer("n", 1)):
+        length = t.type_of(x).shape[axis]
+        size = dim_expr("sub", length, 1)
+        later, earlier = window(t, x, axis, 1, size), window(t, x, axis, 0, size)
+        x = hir.ne(later, earlier, span=t.span) if t.type_of(x).dtype is DType.bool else hir.sub(later, earlier, span=t.span)
+    return x

@@ -31,7 +31,9 @@ from tfexec.frontends.torch import (  # noqa: F401  (registers the rules)
     _aten_elementwise,
     _aten_index,
     _aten_math,
+    _aten_order,
     _aten_shape,
+    _aten_vision,
 )
 from tfexec.frontends.torch._context import NodeContext, RuleError, fake_type, is_expr
 from tfexec.frontends.torch._dims import UnsupportedSize, same_dim, sym_dim
