@@ -73,8 +73,12 @@ _POISON = _Poison()
 class GraphTranslator:
     """Translate one ``ExportedProgram`` (see the module docstring)."""
 
-    def __init__(self, program: Any, symbols: Mapping[str, str], name: str, param_names: Sequence[str] | None = None) -> None:
+    def __init__(
+        self, program: Any, symbols: Mapping[str, str], name: str, param_names: Sequence[str] | None = None,
+        weight_prefix: str = "",
+    ) -> None:
         self.program = program
+        self.weight_prefix = weight_prefix  # stripped from state_dict names (a wrapper's submodule name)
         self.symbols = symbols
         self.name = name
         self.param_names = list(param_names) if param_names is not None else None
@@ -133,6 +137,7 @@ class GraphTranslator:
             tensor = self.program.state_dict.get(target)
             if tensor is None:
                 tensor = self.program.constants.get(target)
+            target = target.removeprefix(self.weight_prefix)
             try:
                 t = fake_type(val if isinstance(val, torch.Tensor) else tensor, {}, f"constant {target}")
             except RuleError as exc:
