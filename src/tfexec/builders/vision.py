@@ -45,10 +45,10 @@ def adaptive_avg_pool(x: Operand, *, output_size: tuple[int, ...], span: Span | 
 
 def interpolate(
     x: Operand, *, size: tuple[ShapeDim, ...], mode: InterpolateMode = "nearest", scales: tuple[float, ...] | None = None,
-    span: Span | None = None,
+    align_corners: bool = False, span: Span | None = None,
 ) -> Call:
-    """Nearest-neighbour ``F.interpolate`` of the spatial axes to ``size``."""
-    return apply(Interpolate(size, mode, scales), x, span=span)
+    """``F.interpolate`` of the spatial axes to ``size`` (nearest, or linear/bilinear/bicubic/trilinear)."""
+    return apply(Interpolate(size, mode, scales, align_corners), x, span=span)
 
 
 def batch_norm(

@@ -72,12 +72,19 @@ def _interpolate(op: Interpolate, layouts: Layouts) -> Kernel:
     rule, n = TypeRule(op), len(op.size)
     scales: list[float | None] = [None] * n if op.scales is None else [float(s) for s in op.scales]
     exact = op.mode == "nearest-exact"
+    nearest = op.mode in ("nearest", "nearest-exact")
+    name = (f"_upsample_nearest_exact{n}d" if exact else f"upsample_nearest{n}d") if nearest else f"upsample_{op.mode}{n}d"
+    align_corners = op.align_corners
 
     def interpolate(ctx: EvaluateContext, x: object) -> torch.Tensor:
         rule.check(x)
         size = list(resolve_shape(ctx, op.size))
-        name = f"_upsample_nearest_exact{n}d" if exact else f"upsample_nearest{n}d"
         upsample = getattr(torch.ops.aten, name).default
-        return upsample(as_tensor(ctx, x), size, *scales)  # type: ignore[no-any-return]
+        out: torch.Tensor
+        if nearest:
+            out = upsample(as_tensor(ctx, x), size, *scales)
+        else:
+            out = upsample(as_tensor(ctx, x), size, align_corners, *scales)
+        return out
 
     return Kernel(interpolate, needs_ctx=True)

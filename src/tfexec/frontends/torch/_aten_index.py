@@ -8,7 +8,7 @@ from tfexec.frontends.torch._registry import register
 from tfexec.frontends.torch._rule_helpers import axis_of, normalise_index, start_operand
 from tfexec.ir.dims import ShapeDim, dim_expr
 from tfexec.ir.dtypes import DType
-from tfexec.ir.expr import Expr
+from tfexec.ir.expr import Call, Constant, Expr
 
 
 # -- gathers ----------------------------------------------------------------------------------
@@ -25,11 +25,37 @@ def _embedding(t: NodeContext) -> Result:
     return hir.take(t.tensor("weight"), t.tensor("indices"), axis=0, span=t.span)
 
 
+def _non_negative(t: NodeContext, index: Expr) -> bool:
+    """Whether ``index`` is known to hold no negative value: a constant without one, or an
+    ``arange`` (possibly shifted up, reshaped, broadcast or cast)."""
+    value = t.constant_value(index)
+    if value is not None:
+        return value.numel() == 0 or int(value.min()) >= 0
+    while isinstance(index, Call) and index.target.name in ("reshape", "broadcast_to", "cast", "transpose", "add"):
+        if index.target.name == "add":
+            shift = index.args[1]
+            if not (isinstance(shift, Constant) and isinstance(shift.value, int) and shift.value >= 0):
+                return False
+        index = index.args[0]
+    return isinstance(index, Call) and index.target.name == "arange"
+
+
+def _wrapped(t: NodeContext, index: Expr, size: ShapeDim) -> Expr:
+    """``index`` with a negative entry counted from the end of an axis of ``size`` (what
+    ``aten.index`` does; the HIR ops never wrap), unless it is known non-negative."""
+    if _non_negative(t, index):
+        return index
+    negative = hir.lt(index, 0, span=t.span)
+    return hir.where(negative, hir.add(index, start_operand(t, size), span=t.span), index, span=t.span)
+
+
 @register("index.Tensor")
 def _index(t: NodeContext) -> Result:
     """``x[..., i0, ..., i1, ...]``: one integer index tensor after full slices is ``take``;
-    several are ``index`` (broadcast together, placed as torch places them). A ``b1`` mask
-    selects a data-dependent number of elements and is refused."""
+    several are ``index`` (broadcast together, placed as torch places them). A negative index
+    counts from the end, as in torch (``where(i < 0, i + size, i)``, left out where the index is
+    known non-negative); beyond that, out of range is an ``EvalError``. A ``b1`` mask selects a
+    data-dependent number of elements and is refused."""
     x = t.tensor("self")
     indices = t.arg("indices")
     if not isinstance(indices, (list, tuple)):
@@ -43,7 +69,7 @@ def _index(t: NodeContext) -> Result:
         dtype = t.type_of(idx).dtype
         if dtype in (DType.bool, DType.uint8):
             raise RuleError("boolean-mask indexing has a data-dependent shape (use torch.where, or index with integers)")
-        given.append(idx)
+        given.append(_wrapped(t, idx, t.type_of(x).shape[axis]))
     if not given:
         return x
     if len(given) == 1:

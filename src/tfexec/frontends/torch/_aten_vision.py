@@ -91,17 +91,28 @@ def _adaptive_avg_pool(t: NodeContext) -> Result:
     return hir.adaptive_avg_pool(t.tensor("self"), output_size=size, span=t.span)
 
 
-@register(
-    "upsample_nearest1d.default", "upsample_nearest2d.default", "upsample_nearest3d.default", "upsample_nearest1d.vec",
-    "upsample_nearest2d.vec", "upsample_nearest3d.vec", "_upsample_nearest_exact1d.default", "_upsample_nearest_exact2d.default",
-    "_upsample_nearest_exact3d.default", "_upsample_nearest_exact1d.vec", "_upsample_nearest_exact2d.vec", "_upsample_nearest_exact3d.vec",
-)
-def _upsample_nearest(t: NodeContext) -> Result:
-    """``interpolate`` to torch's output size, keeping a given scale factor (torch's kernel
-    maps output to input indices with it)."""
+_UPSAMPLE: dict[str, str] = {
+    "upsample_nearest": "nearest", "_upsample_nearest_exact": "nearest-exact", "upsample_linear": "linear",
+    "upsample_bilinear": "bilinear", "upsample_bicubic": "bicubic", "upsample_trilinear": "trilinear",
+}
+
+
+def _upsample_overloads() -> list[str]:
+    out = []
+    for stem, mode in _UPSAMPLE.items():
+        axes = (1, 2, 3) if mode.startswith("nearest") else ({"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}[mode],)
+        out += [f"{stem}{n}d.{overload}" for n in axes for overload in ("default", "vec")]
+    return out
+
+
+@register(*_upsample_overloads())
+def _upsample(t: NodeContext) -> Result:
+    """``interpolate`` to torch's output size in the op's mode, keeping a given scale factor
+    (torch's kernels map output to input positions with it) and ``align_corners``."""
     x = t.tensor("input" if t.has("input") else "self")
     n = len(t.type_of(x).shape) - 2
-    out = t.out.shape[2:]
+    packet = str(t.node.target).split(".")[1]
+    mode = _UPSAMPLE[packet[: -len("1d")]]
     if t.op.endswith(".vec"):
         given = t.arg("scale_factors")
         if given is not None and not (isinstance(given, (list, tuple)) and all(isinstance(s, (int, float)) for s in given)):
@@ -113,9 +124,8 @@ def _upsample_nearest(t: NodeContext) -> Result:
         scales = tuple(float(t.scalar(name)) for name in names) if parts and None not in parts else None
     if scales is not None and len(scales) == 1 and n > 1:
         scales = scales * n
-    if "exact" in t.op:
-        return hir.interpolate(x, size=out, mode="nearest-exact", scales=scales, span=t.span)
-    return hir.interpolate(x, size=out, mode="nearest", scales=scales, span=t.span)
+    align = bool(t.arg("align_corners")) if not mode.startswith("nearest") else False
+    return hir.interpolate(x, size=t.out.shape[2:], mode=mode, scales=scales, align_corners=align, span=t.span)  # type: ignore[arg-type]
 
 
 # -- padding ------------------------------------------------------------------------------------

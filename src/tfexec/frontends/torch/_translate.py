@@ -192,7 +192,7 @@ class GraphTranslator:
             return
         span = self.span(node, binding=None)
         try:
-            ctx = NodeContext(node, self.bind(node), span, self.symbols, self.size_value, self.infer)
+            ctx = NodeContext(node, self.bind(node), span, self.symbols, self.size_value, self.infer, self.weights)
             self.env[node] = self.finish(node, ctx, rule(ctx), span)
         except _Skip:
             self.env[node] = _POISON

@@ -15,7 +15,10 @@ from tfexec.ir.ops.conv import per_axis, spatial_attrs, window_count
 from tfexec.ir.ops.promotion import tensor_args
 from tfexec.ir.types import TensorType, Type
 
-InterpolateMode = Literal["nearest", "nearest-exact"]
+InterpolateMode = Literal["nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear"]
+INTERPOLATE_MODES: tuple[str, ...] = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear")
+LINEAR_AXES: dict[str, int] = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+"""The interpolating modes and the number of spatial axes each works on."""
 
 
 def _floating(op: Op, x: TensorType, label: str) -> None:
@@ -200,28 +203,35 @@ class AdaptiveAvgPool(Op):
 
 @dataclass(frozen=True, slots=True)
 class Interpolate(Op):
-    """Resize the spatial axes of ``x`` (``N, C, *spatial``) to ``size`` by nearest-neighbour sampling.
+    """Resize the spatial axes of ``x`` (``N, C, *spatial``) to ``size``, by nearest-neighbour sampling or interpolation.
 
-    Output index ``i`` of an axis of input size ``d`` reads input ``floor(i * s)``
-    (``mode="nearest"``) or ``floor((i + 0.5) * s)`` (``"nearest-exact"``), where ``s`` is
-    ``d / size`` or, when ``scales`` is given, ``1 / scales[axis]`` (what
-    ``F.interpolate(scale_factor=...)`` records).
+    ``mode="nearest"``: output index ``i`` of an axis of input size ``d`` reads input
+    ``floor(i * s)`` (``"nearest-exact"``: ``floor((i + 0.5) * s)``), where ``s`` is ``d / size``
+    or, when ``scales`` is given, ``1 / scales[axis]`` (what ``F.interpolate(scale_factor=...)``
+    records). ``"linear"``, ``"bilinear"``, ``"bicubic"`` and ``"trilinear"`` interpolate between
+    neighbours, with ``align_corners`` as in ``F.interpolate``.
 
     Type rule: ``x``'s shape with the spatial axes replaced by ``size``; ``x``'s dtype.
-    Value rule: ``aten.upsample_nearest{1,2,3}d`` (``_upsample_nearest_exact{1,2,3}d`` for
-    ``"nearest-exact"``) of ``x``, ``size`` and ``scales`` on the run's device: what
-    ``torch.nn.functional.interpolate(x, ..., mode=mode)`` computes.
+    Value rule: ``aten.upsample_<mode><n>d`` (``_upsample_nearest_exact<n>d`` for
+    ``"nearest-exact"``) of ``x``, ``size``, ``align_corners`` (interpolating modes) and
+    ``scales``, on the run's device: what ``torch.nn.functional.interpolate(x, ..., mode=mode)``
+    computes. (The CPU kernels of the interpolating modes run in parallel; their sums are
+    bitwise reproducible at a fixed thread count.)
     Constraints:
         (C1) ``size`` has 1 to 3 entries and ``x`` is ``(N, C, *spatial)`` for that many
         spatial axes; ``scales``, when given, has one positive entry per spatial axis.
         (C2) ``x`` is floating.
         (C3) no output size is 0 and no input spatial axis is empty (checked at run time when
         symbolic).
+        (C4) an interpolating mode has its number of spatial axes (``linear`` 1, ``bilinear``
+        and ``bicubic`` 2, ``trilinear`` 3), and ``align_corners`` is only given with one.
     Example: def example(x: f32[1, 1, 2, 2]): return interpolate(x, size=(3, 4))
     Example: def example(x: f32[1, 1, 3]): return interpolate(x, size=(6,), mode="nearest-exact", scales=(2.0,))
+    Example: def example(x: f32[1, 1, 2, 2]): return interpolate(x, size=(3, 3), mode="bilinear", align_corners=True)
     Refused (C1): def example(x: f32[1, 2]): return interpolate(x, size=(4,))
     Refused (C2): def example(x: i32[1, 1, 2]): return interpolate(x, size=(4,))
     Refused (C3): def example(x: f32[1, 1, 2]): return interpolate(x, size=(0,))
+    Refused (C4): def example(x: f32[1, 1, 2]): return interpolate(x, size=(4,), mode="bilinear")
     """
 
     name: ClassVar[str] = "interpolate"
@@ -230,10 +240,12 @@ class Interpolate(Op):
     size: tuple[ShapeDim, ...] = (1,)
     mode: InterpolateMode = "nearest"
     scales: tuple[float, ...] | None = None
+    align_corners: bool = False
 
     def __post_init__(self) -> None:
         check_dims(self.name, "size", self.size)
-        check_choice(self.name, "mode", self.mode, ("nearest", "nearest-exact"))
+        check_choice(self.name, "mode", self.mode, INTERPOLATE_MODES)
+        check_bool(self.name, "align_corners", self.align_corners)
         if self.scales is not None and (
             not isinstance(self.scales, tuple)
             or not all(isinstance(s, (int, float)) and not isinstance(s, bool) for s in self.scales)
@@ -247,6 +259,14 @@ class Interpolate(Op):
         if self.scales is not None and (len(self.scales) != n or any(s <= 0 for s in self.scales)):
             raise TypeRuleError(f"interpolate scales {self.scales} must hold {n} positive number(s){cite(self.name, 'C1')}")
         _floating(self, x, "C2")
+        wanted = LINEAR_AXES.get(self.mode)
+        if (wanted is not None and wanted != n) or (wanted is None and self.align_corners):
+            raise TypeRuleError(
+                f"interpolate mode {self.mode!r} over {n} spatial axis/axes"
+                f"{' with align_corners' if self.align_corners else ''}: {self.mode!r} "
+                f"{'works on ' + str(wanted) + ' spatial axis/axes' if wanted else 'takes no align_corners'}"
+                f"{cite(self.name, 'C4')}"
+            )
         for axis, (d, o) in enumerate(zip(x.shape[2:], self.size)):
             if d == 0 or o == 0:
                 raise TypeRuleError(
