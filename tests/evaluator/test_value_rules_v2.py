@@ -225,6 +225,16 @@ def _cases() -> list[Case]:
              lambda t: F.interpolate(t, scale_factor=1.5)),
         Case("interpolate", lambda t: ops.interpolate(t, size=(5, 5), mode="nearest-exact"), (img,),
              lambda t: F.interpolate(t, size=(5, 5), mode="nearest-exact")),
+        Case("interpolate", lambda t: ops.interpolate(t, size=(9, 4), mode="bilinear"), (img,),
+             lambda t: F.interpolate(t, size=(9, 4), mode="bilinear")),
+        Case("interpolate", lambda t: ops.interpolate(t, size=(7, 7), mode="bilinear", align_corners=True), (img,),
+             lambda t: F.interpolate(t, size=(7, 7), mode="bilinear", align_corners=True)),
+        Case("interpolate", lambda t: ops.interpolate(t, size=(12, 12), mode="bicubic", scales=(2.0, 2.0)), (img,),
+             lambda t: F.interpolate(t, scale_factor=2.0, mode="bicubic")),
+        Case("interpolate", lambda t: ops.interpolate(t, size=(11,), mode="linear"), (sample((2, 3, 7), F32),),
+             lambda t: F.interpolate(t, size=(11,), mode="linear")),
+        Case("interpolate", lambda t: ops.interpolate(t, size=(3, 4, 5), mode="trilinear"), (sample((1, 2, 2, 3, 4), F32),),
+             lambda t: F.interpolate(t, size=(3, 4, 5), mode="trilinear")),
     ]
     mean, var = sample((4,), F32, 20), sample((4,), F32, 21).abs() + 0.5
     cases += [

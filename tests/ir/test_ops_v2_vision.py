@@ -111,6 +111,24 @@ def test_interpolate_matches_torch(x: tuple[int, ...], size: tuple[int, ...], mo
     agree(lambda a: ops.interpolate(a, size=size, mode=mode), lambda a: F.interpolate(a, size=size, mode=mode), (x, F32))  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("mode", ["linear", "bilinear", "bicubic", "trilinear"])
+@pytest.mark.parametrize("rank", [3, 4, 5])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_interpolating_modes_match_torch(mode: str, rank: int, align_corners: bool) -> None:
+    x = (1, 2, 3, 4, 5)[:rank]
+    size = (6, 7, 8)[: rank - 2]
+    agree(
+        lambda a: ops.interpolate(a, size=size, mode=mode, align_corners=align_corners),  # type: ignore[arg-type]
+        lambda a: F.interpolate(a, size=size, mode=mode, align_corners=align_corners),
+        (x, F32),
+    )
+
+
+def test_nearest_takes_no_align_corners() -> None:
+    with pytest.raises(TypeInferenceError, match=r"interpolate mode 'nearest' over 1 spatial axis/axes with align_corners: 'nearest' takes no align_corners \[interpolate \(C4\)\]"):
+        infer(lambda a: ops.interpolate(a, size=(4,), align_corners=True), TensorType((1, 1, 2), F32))
+
+
 def test_interpolate_keeps_symbolic_sizes() -> None:
     assert infer(lambda a: ops.interpolate(a, size=(H * 2,)), TensorType((B, 3, H), F32)) == TensorType((B, 3, H * 2), F32)
     with pytest.raises(TypeInferenceError, match=r"interpolate scales \(2.0, 2.0\) must hold 1 positive number\(s\) \[interpolate \(C1\)\]"):
