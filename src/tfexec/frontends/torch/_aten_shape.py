@@ -205,3 +205,25 @@ def _diff(t: NodeContext) -> Result:
         later, earlier = window(t, x, axis, 1, size), window(t, x, axis, 0, size)
         x = hir.ne(later, earlier, span=t.span) if t.type_of(x).dtype is DType.bool else hir.sub(later, earlier, span=t.span)
     return x
+
+
+# -- rearranging --------------------------------------------------------------------------------
+
+
+@register("flip.default")
+def _flip(t: NodeContext) -> Result:
+    return hir.flip(t.tensor("self"), axes=t.ints("dims") or (), span=t.span)
+
+
+@register("roll.default")
+def _roll(t: NodeContext) -> Result:
+    """``roll``; without ``dims`` the value rolls as one flat sequence."""
+    dims = t.ints("dims")
+    return hir.roll(t.tensor("self"), shifts=t.ints("shifts") or (0,), axes=dims or None, span=t.span)
+
+
+@register("diagonal.default", "diagonal_copy.default")
+def _diagonal(t: NodeContext) -> Result:
+    return hir.diagonal(
+        t.tensor("self"), offset=t.integer("offset", 0), axis1=t.integer("dim1", 0), axis2=t.integer("dim2", 1), span=t.span
+    )

@@ -184,3 +184,25 @@ def _group_norm(t: NodeContext) -> Result:
         weight = hir.full(shape=(t.type_of(x).shape[1],), value=1.0, dtype=t.type_of(x).dtype, span=t.span)
     out = hir.group_norm(x, weight, bias, groups=groups, eps=float(t.scalar("eps", 1e-5)), span=t.span)
     return out if t.op.startswith("aten.group_norm") else (out, None, None)
+
+
+@register("instance_norm.default")
+def _instance_norm(t: NodeContext) -> Result:
+    """Each channel of each sample normalised over its own elements: ``group_norm`` with one
+    group per channel (the same formula; torch's kernel accumulates differently, equal within
+    rounding). With ``use_input_stats=False`` the running statistics apply: ``batch_norm``."""
+    x = t.tensor("input")
+    xt = t.type_of(x)
+    weight, bias = t.opt_tensor("weight"), t.opt_tensor("bias")
+    if bias is not None and weight is None:
+        weight = hir.full(shape=(xt.shape[1],), value=1.0, dtype=xt.dtype, span=t.span)
+    eps = float(t.scalar("eps", 1e-5))
+    if not t.arg("use_input_stats", True):
+        mean, var = t.opt_tensor("running_mean"), t.opt_tensor("running_var")
+        if mean is None or var is None:
+            raise RuleError("instance norm without input statistics needs running statistics")
+        return hir.batch_norm(x, mean, var, weight, bias, eps=eps, span=t.span)
+    channels = xt.shape[1]
+    if not isinstance(channels, int):
+        raise RuleError(f"instance norm over a symbolic number of channels ({channels})")
+    return hir.group_norm(x, weight, bias, groups=channels, eps=eps, span=t.span)
