@@ -18,6 +18,7 @@ from tfexec.builders.arrays import (
     all, any, argsort, argtopk, cumprod, cumsum, diagonal, flip, gather, index, pad, roll, scatter, scatter_add,
     sort, topk, tril, triu, vector_norm,
 )
+from tfexec.builders.attention import attention
 from tfexec.builders.elementwise import (
     atan, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, ceil, celu, clamp, elu, expm1, floor, floor_divide,
     fmod, hardsigmoid, hardswish, isfinite, isinf, isnan, leaky_relu, log1p, log2, log10, logical_not, logical_xor,
@@ -31,6 +32,7 @@ from tfexec.ir.dtypes import DType
 from tfexec.ir.expr import Call, Expr, Tuple
 from tfexec.ir.ops.activation import Celu, Elu, Hardsigmoid, Hardswish, LeakyRelu, Mish, Selu, Softplus
 from tfexec.ir.ops.aggregate import ReduceAll, ReduceAny, VectorNorm
+from tfexec.ir.ops.attention import Attention
 from tfexec.ir.ops.base import Op
 from tfexec.ir.ops.channel_norm import BatchNorm, GroupNorm
 from tfexec.ir.ops.conv import Conv
@@ -82,14 +84,14 @@ __all__ = [
     "logical_xor",
     "cumsum", "cumprod", "gather", "index", "scatter", "scatter_add", "flip", "roll", "diagonal", "triu", "tril", "pad",
     "sort", "argsort", "topk", "argtopk", "any", "all", "vector_norm",
-    "conv", "max_pool", "avg_pool", "adaptive_avg_pool", "interpolate", "batch_norm", "group_norm",
+    "conv", "max_pool", "avg_pool", "adaptive_avg_pool", "interpolate", "batch_norm", "group_norm", "attention",
     "Floor", "Ceil", "Round", "Trunc", "Sign", "Clamp", "Log1p", "Expm1", "Log2", "Log10", "Tan", "Atan",
     "Reciprocal", "IsNan", "IsInf", "IsFinite", "LogicalNot", "Elu", "Selu", "Celu", "LeakyRelu", "Softplus",
     "Hardsigmoid", "Hardswish", "Mish", "FloorDivide", "TruncDivide", "Remainder", "Fmod", "BitwiseAnd",
     "BitwiseOr", "BitwiseXor", "BitwiseNot", "LogicalXor", "Cumsum", "Cumprod", "Gather", "Index", "Scatter",
     "ScatterAdd", "Flip", "Roll", "Diagonal", "Triu", "Tril", "Pad", "Sort", "Argsort", "TopK", "ArgTopK",
     "ReduceAny", "ReduceAll", "VectorNorm", "Conv", "MaxPool", "AvgPool", "AdaptiveAvgPool", "Interpolate",
-    "BatchNorm", "GroupNorm",
+    "BatchNorm", "GroupNorm", "Attention",
 ]
 
 # -- elementwise ------------------------------------------------------------------------

@@ -245,6 +245,21 @@ def _cases() -> list[Case]:
              lambda t, g, b: F.group_norm(t, 2, g, b)),
         Case("group_norm", lambda t: ops.group_norm(t, groups=1, eps=0.1), (sample((3, 4, 5), F16),), lambda t: F.group_norm(t, 1, eps=0.1)),
     ]
+    q, k, v = sample((2, 4, 5, 8), F32, 30), sample((2, 4, 7, 8), F32, 31), sample((2, 4, 7, 6), F32, 32)
+    causal_mask = torch.ones(5, 7, dtype=torch.bool).tril()
+    cases += [
+        Case("attention", ops.attention, (q, k, v), F.scaled_dot_product_attention),
+        Case("attention", lambda a, b, c: ops.attention(a, b, c, is_causal=True, scale=0.3), (q, k, v),
+             lambda a, b, c: F.scaled_dot_product_attention(a, b, c, is_causal=True, scale=0.3)),
+        Case("attention", lambda a, b, c, m: ops.attention(a, b, c, m), (q, k, v, causal_mask),
+             lambda a, b, c, m: F.scaled_dot_product_attention(a, b, c, attn_mask=m)),
+        Case("attention", lambda a, b, c, m: ops.attention(a, b, c, m), (q, k, v, sample((4, 1, 7), F32, 33)),
+             lambda a, b, c, m: F.scaled_dot_product_attention(a, b, c, attn_mask=m)),
+        Case("attention", lambda a, b, c: ops.attention(a, b, c, enable_gqa=True), (q, k[:, :2], v[:, :2]),
+             lambda a, b, c: F.scaled_dot_product_attention(a, b, c, enable_gqa=True)),
+        Case("attention", ops.attention, (sample((5, 8), BF16), sample((3, 8), BF16, 1), sample((3, 4), BF16, 2)),
+             F.scaled_dot_product_attention),
+    ]
     return cases
 
 

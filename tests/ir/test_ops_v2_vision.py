@@ -164,3 +164,39 @@ def test_norm_builders_need_a_weight_for_a_bias() -> None:
         ops.group_norm(x, groups=0)
     with pytest.raises(TypeError, match=r"conv stride must hold ints of at least 1"):
         ops.conv(x, x, stride=(0,))
+
+
+# -- attention -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("q", "k", "v", "mask", "gqa"),
+    [((2, 5, 8), (2, 7, 8), (2, 7, 6), None, False), ((2, 4, 5, 8), (2, 2, 7, 8), (2, 2, 7, 8), None, True),
+     ((2, 4, 5, 8), (2, 2, 7, 8), (2, 2, 7, 8), None, False), ((2, 4, 5, 8), (2, 3, 7, 8), (2, 3, 7, 8), None, True),
+     ((5, 8), (7, 8), (7, 3), (5, 7), False), ((2, 5, 8), (2, 7, 8), (2, 7, 8), (1, 7), False),
+     ((2, 5, 8), (2, 7, 8), (2, 7, 8), (3, 5, 7), False), ((2, 5, 8), (2, 7, 4), (2, 7, 8), None, False),
+     ((2, 5, 8), (2, 7, 8), (2, 6, 8), None, False), ((8,), (8,), (8,), None, False)],
+)
+@pytest.mark.parametrize("mask_dtype", [DType.bool, F32, F16])
+def test_attention_matches_torch(
+    q: tuple[int, ...], k: tuple[int, ...], v: tuple[int, ...], mask: tuple[int, ...] | None, gqa: bool, mask_dtype: DType
+) -> None:
+    operands = [(q, F32), (k, F32), (v, F32)] + ([] if mask is None else [(mask, mask_dtype)])
+    want = torch_verdict(lambda *t: F.scaled_dot_product_attention(*t[:3], attn_mask=t[3] if len(t) > 3 else None, enable_gqa=gqa), *operands)
+    got = rule_outcome(lambda *t: ops.attention(*t, enable_gqa=gqa), *(TensorType(s, d) for s, d in operands))
+    if want != got and mask_dtype is F16 and mask is not None:
+        assert got == "error"  # kept stricter: a floating mask has q's dtype
+    else:
+        assert got == want
+
+
+@pytest.mark.parametrize("dtype", [F16, DType.bfloat16, DType.float64, DType.int32])
+def test_attention_dtypes_match_torch(dtype: DType) -> None:
+    agree(lambda a, b, c: ops.attention(a, b, c), F.scaled_dot_product_attention, ((2, 3, 4), dtype), ((2, 5, 4), dtype), ((2, 5, 4), dtype))
+
+
+def test_attention_keeps_symbolic_lengths_and_refuses_mask_with_causal() -> None:
+    t = infer(lambda a, b: ops.attention(a, b, b, is_causal=True), TensorType((B, 4, H, 8), F32), TensorType((B, 4, H, 8), F32))
+    assert t == TensorType((B, 4, H, 8), F32)
+    with pytest.raises(TypeInferenceError, match=r"attention takes a mask or is_causal, not both \[attention \(C5\)\]"):
+        infer(lambda a, m: ops.attention(a, a, a, m, is_causal=True), TensorType((2, 3), F32), TensorType((2, 2), DType.bool))

@@ -13,6 +13,7 @@ from tfexec.evaluator.handlers import (  # noqa: F401 - imported for their regis
 from tfexec.evaluator.handlers import (  # noqa: F401 - catalogue v2, one module per op group
     activation,
     aggregate,
+    attention,
     channel_norm,
     conv,
     indexing,

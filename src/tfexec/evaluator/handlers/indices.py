@@ -12,7 +12,8 @@ def check_in_range(op_name: str, label: str, index: torch.Tensor, size: int, wha
         return
     if index.device.type == "meta":
         raise EvalError(f"{op_name} indices are on device meta, which holds no data: they cannot be checked")
-    low, high = int(index.min().item()), int(index.max().item())
+    bounds = torch.aminmax(index)  # one pass for both ends
+    low, high = int(bounds.min.item()), int(bounds.max.item())
     if low < 0 or high >= size:
         bad = low if low < 0 else high
         raise EvalError(

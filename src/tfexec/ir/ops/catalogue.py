@@ -2,6 +2,7 @@
 
 from tfexec.ir.ops.activation import ACTIVATION_OPS
 from tfexec.ir.ops.aggregate import AGGREGATE_OPS
+from tfexec.ir.ops.attention import ATTENTION_OPS
 from tfexec.ir.ops.base import Op
 from tfexec.ir.ops.channel_norm import CHANNEL_NORM_OPS
 from tfexec.ir.ops.conv import CONV_OPS
@@ -57,6 +58,7 @@ ALL_OPS: tuple[type[Op], ...] = (
     *CONV_OPS,
     *POOL_OPS,
     *CHANNEL_NORM_OPS,
+    *ATTENTION_OPS,
 )
 
 V2_OPS: tuple[type[Op], ...] = ALL_OPS[ALL_OPS.index(ROUNDING_OPS[0]) :]
