@@ -60,17 +60,3 @@ class TypeRule:
             self._known[key] = result
         return result
 
-
-def dtype_of(t: TensorType) -> torch.dtype:
-    """The torch dtype of a result type."""
-    return t.dtype.torch
-
-
-def sizes_of(t: TensorType) -> tuple[int, ...]:
-    """The concrete sizes of a result type computed from concrete operands."""
-    out = []
-    for d in t.shape:
-        if not isinstance(d, int):
-            raise EvalError(f"a size of {t} did not resolve from the operands")
-        out.append(d)
-    return tuple(out)

@@ -13,6 +13,7 @@ from tfexec.ir.types import TensorType
 
 
 def axis_of(t: NodeContext, axis: int, rank: int) -> int:
+    """``axis`` counted from the front of a rank-``rank`` value, or a ``RuleError``."""
     if not -rank <= axis < max(rank, 1):
         raise RuleError(f"axis {axis} is out of range for rank {rank}")
     return axis % rank if rank else 0
@@ -33,6 +34,7 @@ def reshape_to(t: NodeContext, x: Expr, want: TensorType) -> Expr:
 
 
 def tensor_list(t: NodeContext, name: str) -> list[Expr]:
+    """Argument ``name`` as a non-empty list of tensors (``cat``'s ``tensors``)."""
     value = t.arg(name)
     if not isinstance(value, (list, tuple)) or not value:
         raise RuleError(f"argument {name} is not a non-empty list of tensors")
@@ -95,12 +97,14 @@ def typed_scalar(value: bool | int | float, dtype: DType, span: Span | None) -> 
 
 
 def to_dtype(t: NodeContext, x: Expr, dtype: DType | None) -> Expr:
+    """``x`` cast to ``dtype`` (``x`` itself when ``dtype`` is None or already its own)."""
     if dtype is None or dtype is t.type_of(x).dtype:
         return x
     return hir.cast(x, dtype=dtype, span=t.span)
 
 
 def transposed(t: NodeContext, x: Expr) -> Expr:
+    """``x`` with its last two axes swapped (a vector as it is), as ``Tensor.t`` / ``mT``."""
     rank = len(t.type_of(x).shape)
     if rank < 2:
         return x
@@ -115,6 +119,7 @@ def axes_arg(t: NodeContext, name: str) -> tuple[int, ...] | None:
 
 
 def flattened(t: NodeContext, x: Expr) -> Expr:
+    """``x`` reshaped to one axis of all its elements."""
     count: ShapeDim = 1
     for d in t.type_of(x).shape:
         count = dim_expr("mul", count, d)
