@@ -25,6 +25,7 @@ def _script(name: str, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
         ("w3_tiled", "W3 tiled matmul", ["eager", "tfexec evaluate", "run check=off", "run check=full"]),
         ("w5_scaling", "W5 scaling", ["build", "infer_types", "lower", "eager", "tfexec evaluate", "run check=off"]),
         ("profile_routes", "W1 evaluate", ["W1 run check=off", "W3 evaluate", "W3 run check=off"]),
+        ("w6_llama_import", "W6 imported tiny Llama", ["eager", "tfexec evaluate", "run check=off", "run check=boundary"]),
     ],
 )
 def test_script_runs_quick_and_prints_its_table(
