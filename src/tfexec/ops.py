@@ -25,7 +25,9 @@ from tfexec.builders.elementwise import (
     mish, reciprocal, remainder, round, selu, sign, softplus, tan, trunc, trunc_divide,
 )
 from tfexec.builders.operands import EXPR_CLASSES, DTypeLike, Operand, apply, as_dtype, as_expr, call, short
-from tfexec.builders.vision import adaptive_avg_pool, avg_pool, batch_norm, conv, group_norm, interpolate, max_pool
+from tfexec.builders.vision import (
+    adaptive_avg_pool, avg_pool, batch_norm, conv, conv_transpose, group_norm, interpolate, max_pool,
+)
 from tfexec.errors import IRConstructionError
 from tfexec.ir.dims import ShapeDim
 from tfexec.ir.dtypes import DType
@@ -35,7 +37,7 @@ from tfexec.ir.ops.aggregate import ReduceAll, ReduceAny, VectorNorm
 from tfexec.ir.ops.attention import Attention
 from tfexec.ir.ops.base import Op
 from tfexec.ir.ops.channel_norm import BatchNorm, GroupNorm
-from tfexec.ir.ops.conv import Conv
+from tfexec.ir.ops.conv import Conv, ConvTranspose
 from tfexec.ir.ops.creation import Arange, Full
 from tfexec.ir.ops.dimarith import DimAdd, DimFloorDiv, DimMax, DimMin, DimMod, DimMul, DimSub
 from tfexec.ir.ops.distribution import Local, Reshard
@@ -84,14 +86,14 @@ __all__ = [
     "logical_xor",
     "cumsum", "cumprod", "gather", "index", "scatter", "scatter_add", "flip", "roll", "diagonal", "triu", "tril", "pad",
     "sort", "argsort", "topk", "argtopk", "any", "all", "vector_norm",
-    "conv", "max_pool", "avg_pool", "adaptive_avg_pool", "interpolate", "batch_norm", "group_norm", "attention",
+    "conv", "conv_transpose", "max_pool", "avg_pool", "adaptive_avg_pool", "interpolate", "batch_norm", "group_norm", "attention",
     "Floor", "Ceil", "Round", "Trunc", "Sign", "Clamp", "Log1p", "Expm1", "Log2", "Log10", "Tan", "Atan",
     "Reciprocal", "IsNan", "IsInf", "IsFinite", "LogicalNot", "Elu", "Selu", "Celu", "LeakyRelu", "Softplus",
     "Hardsigmoid", "Hardswish", "Mish", "FloorDivide", "TruncDivide", "Remainder", "Fmod", "BitwiseAnd",
     "BitwiseOr", "BitwiseXor", "BitwiseNot", "LogicalXor", "Cumsum", "Cumprod", "Gather", "Index", "Scatter",
     "ScatterAdd", "Flip", "Roll", "Diagonal", "Triu", "Tril", "Pad", "Sort", "Argsort", "TopK", "ArgTopK",
     "ReduceAny", "ReduceAll", "VectorNorm", "Conv", "MaxPool", "AvgPool", "AdaptiveAvgPool", "Interpolate",
-    "BatchNorm", "GroupNorm", "Attention",
+    "BatchNorm", "GroupNorm", "Attention", "ConvTranspose",
 ]
 
 # -- elementwise ------------------------------------------------------------------------

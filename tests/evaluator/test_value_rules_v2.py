@@ -206,6 +206,15 @@ def _cases() -> list[Case]:
         Case("conv", lambda t, k: ops.conv(t, k), ((TensorType((B, 4, S, 6), F32), img), sample((3, 4, 2, 3), F32, 15)), F.conv2d),
     ]
     cases += [
+        Case("conv_transpose", lambda t, k, b: ops.conv_transpose(t, k, b, stride=(2,), padding=(1,), output_padding=(1,)),
+             (img, sample((4, 3, 3, 3), F32, 16), sample((3,), F32, 17)),
+             lambda t, k, b: F.conv_transpose2d(t, k, b, 2, 1, 1)),
+        Case("conv_transpose", lambda t, k: ops.conv_transpose(t, k, groups=2, dilation=(2,)), (sample((2, 4, 5), F32), sample((4, 3, 3), F32, 1)),
+             lambda t, k: F.conv_transpose1d(t, k, groups=2, dilation=2)),
+        Case("conv_transpose", lambda t, k: ops.conv_transpose(t, k, stride=(1, 2, 1)), (sample((1, 2, 2, 3, 2), F32), sample((2, 1, 2, 2, 2), F32, 2)),
+             lambda t, k: F.conv_transpose3d(t, k, stride=(1, 2, 1))),
+    ]
+    cases += [
         Case("max_pool", lambda t: ops.max_pool(t, kernel=(2, 2)), (img,), lambda t: F.max_pool2d(t, 2)),
         Case("max_pool", lambda t: ops.max_pool(t, kernel=(3,), stride=(2,), padding=(1,), ceil_mode=True), (sample((2, 3, 8), F32),),
              lambda t: F.max_pool1d(t, 3, 2, 1, ceil_mode=True)),

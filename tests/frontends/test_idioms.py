@@ -1,20 +1,15 @@
 """Everyday PyTorch idioms (``idioms.py``, 119 of them) import and match PyTorch: each is
 imported on its example inputs, evaluated on the direct route, compared with the program
 itself (same dtypes and shapes; max |Δ| <= 1e-4 * max(1, max |reference|), equal infinities
-equal), and checked node by node against the lowering. What does not import yet is listed
-in ``NOT_YET`` and must keep failing with a message that names the op."""
+equal), and checked node by node against the lowering."""
 
 import pytest
 import torch
 
 import tfexec
-from tfexec.frontends.torch import TorchImportError, import_module
+from tfexec.frontends.torch import import_module
 
 from frontends.idioms import IDIOMS, Idiom
-
-NOT_YET = {"transposed conv": "a transposed convolution has no HIR op"}
-"""Idioms the importer refuses today, with the words its error must contain."""
-
 
 def _close(got: torch.Tensor, want: torch.Tensor) -> None:
     assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.dtype, want.shape)
@@ -31,7 +26,7 @@ def test_there_are_at_least_eighty_distinct_idioms() -> None:
     assert len({i.name for i in IDIOMS}) == len(IDIOMS)
 
 
-@pytest.mark.parametrize("idiom", [i for i in IDIOMS if i.name not in NOT_YET], ids=lambda i: i.name)
+@pytest.mark.parametrize("idiom", IDIOMS, ids=lambda i: i.name)
 def test_idiom_imports_and_matches_pytorch(idiom: Idiom) -> None:
     loaded = import_module(idiom.program, idiom.inputs)  # type: ignore[arg-type]
     with torch.no_grad():
@@ -46,8 +41,3 @@ def test_idiom_imports_and_matches_pytorch(idiom: Idiom) -> None:
     report = tfexec.check_equivalence(loaded, *idiom.inputs)
     assert report.ok, report
 
-
-@pytest.mark.parametrize("idiom", [i for i in IDIOMS if i.name in NOT_YET], ids=lambda i: i.name)
-def test_idioms_not_yet_supported_are_refused_by_name(idiom: Idiom) -> None:
-    with pytest.raises(TorchImportError, match=NOT_YET[idiom.name]):
-        import_module(idiom.program, idiom.inputs)  # type: ignore[arg-type]

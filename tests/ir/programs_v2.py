@@ -61,7 +61,8 @@ def vision_v2(img: f32[2, 4, 6, 6], w: f32[6, 2, 3, 3], b: f32[6], mean: f32[6],
     ap = avg_pool(gn, kernel=(2, 2), stride=(2, 2), padding=(1, 1), ceil_mode=True, count_include_pad=False)
     gp = adaptive_avg_pool(gn, output_size=(1, 1))
     up = interpolate(gn, size=(4, 6), mode="nearest")
-    return (gn, mp, gp, add(up, reduce(ap, kind="mean")))
+    back = conv_transpose(gn, w, stride=(2,), padding=(1,), groups=3)
+    return (gn, mp, gp, add(up, reduce(add(ap, reduce(back, kind="mean")), kind="mean")))
 '''
 
 

@@ -49,6 +49,24 @@ def test_conv_refusals_match_torch(x: tuple[int, ...], w: tuple[int, ...], b: tu
         infer(lambda *t: ops.conv(*t, groups=groups), *(TensorType(s, d) for s, d in operands))
 
 
+@pytest.mark.parametrize("n", [1, 2, 3])
+@pytest.mark.parametrize(
+    ("stride", "padding", "output_padding", "dilation", "groups"),
+    [(1, 0, 0, 1, 1), (2, 1, 1, 1, 1), (3, 2, 2, 2, 2), (1, 0, 1, 2, 4), (2, 0, 2, 1, 1), (1, 4, 0, 1, 1)],
+)
+def test_conv_transpose_shapes_match_torch(n: int, stride: int, padding: int, output_padding: int, dilation: int, groups: int) -> None:
+    x = (2, 4) + (5, 4, 3)[:n]
+    w = (4, 2) + (3, 2, 3)[:n]  # 4 input channels, 2 output channels per group
+    out_channels = 2 * groups
+    agree(
+        lambda a, k, b: ops.conv_transpose(
+            a, k, b, stride=(stride,), padding=(padding,), output_padding=(output_padding,), dilation=(dilation,), groups=groups
+        ),
+        lambda a, k, b: getattr(F, f"conv_transpose{n}d")(a, k, b, stride, padding, output_padding, groups, dilation),
+        (x, F32), (w, F32), ((out_channels,), F32),
+    )
+
+
 @pytest.mark.parametrize(("dx", "dw"), list(product([F32, F16, DType.bfloat16, DType.int64, DType.int32], repeat=2)))
 def test_conv_dtypes_are_one_floating_dtype(dx: DType, dw: DType) -> None:
     got = rule_outcome(ops.conv, TensorType((1, 2, 5), dx), TensorType((3, 2, 3), dw))

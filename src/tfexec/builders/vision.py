@@ -6,7 +6,7 @@ from tfexec.errors import IRConstructionError
 from tfexec.ir.dims import ShapeDim
 from tfexec.ir.expr import Call
 from tfexec.ir.ops.channel_norm import BatchNorm, GroupNorm
-from tfexec.ir.ops.conv import Conv
+from tfexec.ir.ops.conv import Conv, ConvTranspose
 from tfexec.ir.ops.pool import AdaptiveAvgPool, AvgPool, Interpolate, InterpolateMode, MaxPool
 from tfexec.ir.span import Span
 
@@ -19,6 +19,16 @@ def conv(
     dilation applies to every spatial axis."""
     operands = (x, weight) if bias is None else (x, weight, bias)
     return apply(Conv(stride, padding, dilation, groups), *operands, span=span)
+
+
+def conv_transpose(
+    x: Operand, weight: Operand, bias: Operand | None = None, *, stride: tuple[int, ...] = (1,),
+    padding: tuple[int, ...] = (0,), output_padding: tuple[int, ...] = (0,), dilation: tuple[int, ...] = (1,),
+    groups: int = 1, span: Span | None = None,
+) -> Call:
+    """``F.conv_transpose1d``/``2d``/``3d`` by the spatial rank (one-entry tuples apply to every axis)."""
+    operands = (x, weight) if bias is None else (x, weight, bias)
+    return apply(ConvTranspose(stride, padding, output_padding, dilation, groups), *operands, span=span)
 
 
 def max_pool(
@@ -73,4 +83,4 @@ def group_norm(
     return apply(GroupNorm(groups, eps), *operands, span=span)
 
 
-__all__ = ["conv", "max_pool", "avg_pool", "adaptive_avg_pool", "interpolate", "batch_norm", "group_norm"]
+__all__ = ["conv", "conv_transpose", "max_pool", "avg_pool", "adaptive_avg_pool", "interpolate", "batch_norm", "group_norm"]

@@ -17,11 +17,11 @@ from tfexec.ir.expr import Expr
 
 @register("convolution.default", "conv1d.default", "conv2d.default", "conv3d.default", "conv1d.padding", "conv2d.padding", "conv3d.padding")
 def _convolution(t: NodeContext) -> Result:
-    """``conv``; a transposed convolution is refused. ``padding="same"`` pads ``(k - 1) *
+    """``conv`` (``conv_transpose`` when ``transposed``). ``padding="same"`` pads ``(k - 1) *
     dilation / 2`` on each side when that is whole (torch pads one more on the right
     otherwise: refused here), ``"valid"`` pads nothing."""
     if t.arg("transposed"):
-        raise RuleError("a transposed convolution has no HIR op")
+        return _conv_transpose(t)
     x, w = t.tensor("input"), t.tensor("weight")
     wt = t.type_of(w)
     n = len(wt.shape) - 2
@@ -44,6 +44,22 @@ def _conv(t: NodeContext, x: Expr, w: Expr, padding: tuple[int, ...], dilation: 
         x, w, t.opt_tensor("bias"), stride=t.ints("stride") or (1,), padding=padding, dilation=dilation,
         groups=t.integer("groups", 1), span=t.span,
     )
+
+
+@register("conv_transpose1d.default", "conv_transpose2d.input", "conv_transpose3d.input")
+def _conv_transpose(t: NodeContext) -> Result:
+    """``conv_transpose`` (batched; an unbatched input gets a unit batch axis)."""
+    x, w = t.tensor("input"), t.tensor("weight")
+    xt, n = t.type_of(x), len(t.type_of(w).shape) - 2
+    batched = len(xt.shape) == n + 2
+    if not batched:
+        x = hir.reshape(x, shape=(1, *xt.shape), span=t.span)
+    out = hir.conv_transpose(
+        x, w, t.opt_tensor("bias"), stride=t.ints("stride") or (1,), padding=t.ints("padding") or (0,),
+        output_padding=t.ints("output_padding") or (0,), dilation=t.ints("dilation") or (1,), groups=t.integer("groups", 1),
+        span=t.span,
+    )
+    return out if batched else hir.reshape(out, shape=t.out.shape, span=t.span)
 
 
 def _same_padding(kernel: tuple[ShapeDim, ...], dilation: tuple[int, ...], n: int) -> tuple[int, ...]:
