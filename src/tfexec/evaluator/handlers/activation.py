@@ -20,6 +20,7 @@ def _kernel(op: act.ActivationOp, fn: Callable[[torch.Tensor], torch.Tensor]) ->
         rule.check(x)
         return fn(as_tensor(ctx, x))
 
+    activation.__name__ = activation.__qualname__ = op.name  # named after its torch function
     return Kernel(activation, needs_ctx=True)
 
 

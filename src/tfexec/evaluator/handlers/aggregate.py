@@ -27,6 +27,7 @@ def _logical(op: LogicalReduceOp, every: bool) -> Kernel:
             return reducer(t)
         return reducer(t, dim=axes, keepdim=op.keepdims)
 
+    logical_reduce.__name__ = logical_reduce.__qualname__ = op.name  # torch.any / torch.all
     return Kernel(logical_reduce, needs_ctx=True)
 
 

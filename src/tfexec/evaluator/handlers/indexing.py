@@ -79,6 +79,7 @@ def _scatter_kernel(op: ScatterOp, overwrite: bool) -> Kernel:
             return torch.scatter(t, op.axis, i, s)
         return torch.scatter_add(t, op.axis, i, s)
 
+    scatter.__name__ = scatter.__qualname__ = op.name  # torch.scatter / torch.scatter_add
     return Kernel(scatter, needs_ctx=True)
 
 

@@ -63,6 +63,7 @@ def _register(cls: type[BinaryOp], fn: TensorFn, division: bool) -> None:
                 return fn(a, b)
             return fn(*tensorize(ctx, a, b))
 
+        binary.__name__ = binary.__qualname__ = op.name  # named after its torch function
         return Kernel(binary, needs_ctx=True)
 
 

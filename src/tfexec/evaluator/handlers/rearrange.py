@@ -53,6 +53,7 @@ def _triangle(op: TriangleOp, upper: bool) -> Kernel:
         t = as_tensor(ctx, x)
         return torch.triu(t, diagonal=k) if upper else torch.tril(t, diagonal=k)
 
+    triangle.__name__ = triangle.__qualname__ = op.name  # torch.triu / torch.tril
     return Kernel(triangle, needs_ctx=True)
 
 

@@ -29,6 +29,7 @@ def _register(cls: type[UnaryOp], fn: Callable[[torch.Tensor], torch.Tensor]) ->
             rule.check(x)
             return fn(as_tensor(ctx, x))
 
+        rounded.__name__ = rounded.__qualname__ = op.name  # named after its torch function
         return Kernel(rounded, needs_ctx=True)
 
 

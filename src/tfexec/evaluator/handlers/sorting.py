@@ -19,6 +19,7 @@ def _sort_kernel(op: SortOp, indices: bool) -> Kernel:
         values, order = torch.sort(as_tensor(ctx, x), dim=op.axis, descending=op.descending, stable=True)
         return order if indices else values
 
+    sort.__name__ = sort.__qualname__ = op.name  # torch.sort / torch.argsort
     return Kernel(sort, needs_ctx=True)
 
 
@@ -42,6 +43,7 @@ def _topk_kernel(op: TopKOp, indices: bool) -> Kernel:
         picked = order if indices else values
         return picked.narrow(op.axis, 0, op.k) if t.dim() else picked
 
+    topk.__name__ = topk.__qualname__ = op.name
     return Kernel(topk, needs_ctx=True)
 
 

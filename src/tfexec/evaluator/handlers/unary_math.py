@@ -37,6 +37,7 @@ def _register(cls: type[UnaryOp], fn: Callable[[torch.Tensor], torch.Tensor]) ->
             rule.check(x)
             return fn(as_tensor(ctx, x))
 
+        elementwise.__name__ = elementwise.__qualname__ = op.name  # named after its torch function
         return Kernel(elementwise, needs_ctx=True)
 
 
