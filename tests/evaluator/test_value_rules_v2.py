@@ -266,6 +266,7 @@ def _cases() -> list[Case]:
              lambda a, b, c, m: F.scaled_dot_product_attention(a, b, c, attn_mask=m)),
         Case("attention", lambda a, b, c: ops.attention(a, b, c, enable_gqa=True), (q, k[:, :2], v[:, :2]),
              lambda a, b, c: F.scaled_dot_product_attention(a, b, c, enable_gqa=True)),
+        Case("attention", ops.attention, (q, k[:, :1], v[:, :1]), F.scaled_dot_product_attention),  # one shared key/value head
         Case("attention", ops.attention, (sample((5, 8), BF16), sample((3, 8), BF16, 1), sample((3, 4), BF16, 2)),
              F.scaled_dot_product_attention),
     ]

@@ -3,7 +3,7 @@ LLMs (rotary variants, sliding windows, grouped and multi-query attention, ALiBi
 of experts), encoders, encoder-decoders and convolutional or windowed vision models — each
 tiny and built offline: every one imports, evaluates like the PyTorch module at two sizes
 from one import, runs lowered bitwise like the direct route, and passes the equivalence
-check. Three run in the default suite; the whole set under ``-m slow``."""
+check. Four run in the default suite; the whole set under ``-m slow``."""
 
 import pytest
 import torch
@@ -15,9 +15,10 @@ from tfexec.frontends.torch import import_module  # noqa: E402
 
 from frontends import hf_models  # noqa: E402
 
-DEFAULT = {"Mistral (sliding window)", "T5", "ResNet"}
-"""One of each kind the four model tests do not cover: a sliding window, an encoder-decoder,
-convolutions with batch norm and pooling."""
+DEFAULT = {"Mistral (sliding window)", "Falcon", "T5", "ResNet"}
+"""One of each kind the four model tests do not cover: a sliding window, one key/value head
+shared by every query head (broadcast in attention), an encoder-decoder, convolutions with
+batch norm and pooling."""
 
 
 def _params() -> list[object]:

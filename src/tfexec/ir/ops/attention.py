@@ -36,8 +36,9 @@ class Attention(Op):
         (C1) ``q``, ``k`` and ``v`` are floating, of one dtype and one rank of at least 2.
         (C2) ``k`` and ``v`` have one length ``S`` (axis -2); ``q`` and ``k`` one depth ``E``
         (axis -1).
-        (C3) the batch axes of ``k`` and ``v`` are ``q``'s; with ``enable_gqa``, their heads
-        (axis -3) may be fewer, dividing ``q``'s.
+        (C3) the batch axes of ``k`` and ``v`` are ``q``'s or 1 (broadcast, as for one shared
+        key/value head); with ``enable_gqa``, their heads (axis -3) may be fewer, dividing
+        ``q``'s.
         (C4) ``mask`` is ``b1`` or ``q``'s dtype and broadcasts to ``q``'s batch axes and ``L, S``.
         (C5) a ``mask`` is not given together with ``is_causal`` (torch refuses both).
     Example: def example(q: f32[1, 2, 3], k: f32[1, 4, 3], v: f32[1, 4, 2]): return attention(q, k, v)
@@ -86,16 +87,15 @@ class Attention(Op):
     def _check_batch(self, q: TensorType, k: TensorType, v: TensorType) -> None:
         for t in (k, v):
             batch, qbatch = t.shape[:-2], q.shape[:-2]
-            if batch == qbatch:
-                continue
-            grouped = (
-                self.enable_gqa and len(batch) >= 1 and batch[:-1] == qbatch[:-1]
-                and isinstance(batch[-1], int) and isinstance(qbatch[-1], int) and batch[-1] > 0 and qbatch[-1] % batch[-1] == 0
-            )
-            if not grouped:
+            fits = all(b == a or b == 1 for a, b in zip(qbatch, batch))
+            if not fits and self.enable_gqa and len(batch) >= 1:
+                heads, qheads = batch[-1], qbatch[-1]
+                grouped = isinstance(heads, int) and isinstance(qheads, int) and heads > 0 and qheads % heads == 0
+                fits = grouped and all(b == a or b == 1 for a, b in zip(qbatch[:-1], batch[:-1]))
+            if not fits:
                 raise TypeRuleError(
-                    f"attention needs the batch axes of k and v to be q's{' (or fewer heads, dividing its own)' if self.enable_gqa else ''},"
-                    f" found {q} and {t}{cite(self.name, 'C3')}"
+                    f"attention needs the batch axes of k and v to be q's or 1"
+                    f"{' (or fewer heads, dividing its own)' if self.enable_gqa else ''}, found {q} and {t}{cite(self.name, 'C3')}"
                 )
 
 
