@@ -23,7 +23,7 @@ def fn() -> Function:
         (lambda: tfexec.parse(b"def f(): ..."), r"parse\(\): argument text must be str, got bytes"),
         (lambda: tfexec.infer_types("f"), r"infer_types\(\): argument fn must be Function, got str"),
         (lambda: tfexec.lower(fn()).run(torch.ones(2), check="none"), r"run\(\): argument check must be"),
-        (lambda: tfexec.evaluate(IRModule({"f": fn()}), torch.ones(2)), r"got IRModule .*select a function with module\.functions\[name\]"),
+        (lambda: tfexec.evaluate(IRModule({"f": fn()}), torch.ones(2)), r"got IRModule .*select a function with module\.entry_function or module\.functions\[name\]"),
     ],
     ids=["evaluate", "lower", "lower-mode", "check-loops", "parse", "infer", "run-mode", "irmodule-hint"],
 )

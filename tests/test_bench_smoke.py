@@ -30,6 +30,7 @@ def _script(name: str, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
                                          "run check=off", "run check=full", "targets (issue #19"]),
         ("w5_scaling", "W5 scaling", ["build", "infer_types", "lower", "eager", "tfexec evaluate", "run check=off"]),
         ("profile_routes", "W1 evaluate", ["W1 run check=off", "W3 evaluate", "W3 run check=off"]),
+        ("w6_llama_import", "W6 imported tiny Llama", ["eager", "tfexec evaluate", "run check=off", "run check=boundary"]),
     ],
 )
 def test_script_runs_quick_and_prints_its_table(

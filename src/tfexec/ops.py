@@ -1,5 +1,8 @@
 """Builders for every op of the catalogue (hir.md §ops), plus the op classes.
 
+The v1 builders are written here; catalogue v2's live in ``tfexec.builders`` (one module
+per family) and are re-exported, so every builder is ``tfexec.ops.NAME``.
+
 Operands are positional, attributes keyword-only. A Python ``bool``/``int``/``float``
 operand becomes a weak rank-0 ``Constant`` (``b1``/``i64``/``f32``) that promotes like a
 torch Python scalar. Builders build; they never type-check (``infer_types`` does) and the
@@ -11,53 +14,51 @@ naming the operand, and a malformed attribute is a ``TypeError`` naming the attr
 
 from typing import Literal
 
-import torch
-
+from tfexec.builders.arrays import (
+    all, any, argsort, argtopk, cumprod, cumsum, diagonal, flip, gather, index, pad, roll, scatter, scatter_add,
+    sort, topk, tril, triu, vector_norm,
+)
+from tfexec.builders.attention import attention
+from tfexec.builders.elementwise import (
+    atan, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, ceil, celu, clamp, elu, expm1, floor, floor_divide,
+    fmod, hardsigmoid, hardswish, isfinite, isinf, isnan, leaky_relu, log1p, log2, log10, logical_not, logical_xor,
+    mish, reciprocal, remainder, round, selu, sign, softplus, tan, trunc, trunc_divide,
+)
+from tfexec.builders.operands import EXPR_CLASSES, DTypeLike, Operand, apply, as_dtype, as_expr, call, short
+from tfexec.builders.vision import (
+    adaptive_avg_pool, avg_pool, batch_norm, conv, conv_transpose, group_norm, interpolate, max_pool,
+)
 from tfexec.errors import IRConstructionError
 from tfexec.ir.dims import ShapeDim
-from tfexec.ir.dtypes import DType, DTypeSpelling
-from tfexec.ir.expr import Call, Constant, ConstTensor, Expr, Function, GridRegionExpr, Tuple, TupleGetItem, Var
+from tfexec.ir.dtypes import DType
+from tfexec.ir.expr import Call, Expr, Tuple
+from tfexec.ir.ops.activation import Celu, Elu, Hardsigmoid, Hardswish, LeakyRelu, Mish, Selu, Softplus
+from tfexec.ir.ops.aggregate import ReduceAll, ReduceAny, VectorNorm
+from tfexec.ir.ops.attention import Attention
 from tfexec.ir.ops.base import Op
+from tfexec.ir.ops.channel_norm import BatchNorm, GroupNorm
+from tfexec.ir.ops.conv import Conv, ConvTranspose
 from tfexec.ir.ops.creation import Arange, Full
 from tfexec.ir.ops.dimarith import DimAdd, DimFloorDiv, DimMax, DimMin, DimMod, DimMul, DimSub
 from tfexec.ir.ops.distribution import Local, Reshard
 from tfexec.ir.ops.elementwise import (
-    Abs,
-    Add,
-    Cast,
-    Cos,
-    Div,
-    Eq,
-    Erf,
-    Exp,
-    Ge,
-    Gelu,
-    Gt,
-    Le,
-    Log,
-    LogicalAnd,
-    LogicalOr,
-    Lt,
-    Maximum,
-    Minimum,
-    Mul,
-    Ne,
-    Neg,
-    Pow,
-    Relu,
-    Rsqrt,
-    Sigmoid,
-    Silu,
-    Sin,
-    Sqrt,
-    Sub,
-    Tanh,
-    Where,
+    Abs, Add, Cast, Cos, Div, Eq, Erf, Exp, Ge, Gelu, Gt, Le, Log, LogicalAnd, LogicalOr, Lt, Maximum, Minimum, Mul,
+    Ne, Neg, Pow, Relu, Rsqrt, Sigmoid, Silu, Sin, Sqrt, Sub, Tanh, Where,
+)
+from tfexec.ir.ops.indexing import Gather, Index, Scatter, ScatterAdd
+from tfexec.ir.ops.integer import (
+    BitwiseAnd, BitwiseNot, BitwiseOr, BitwiseXor, FloorDivide, Fmod, LogicalXor, Remainder, TruncDivide,
 )
 from tfexec.ir.ops.linalg import MatMul
 from tfexec.ir.ops.norm import LayerNorm, RmsNorm, Softmax
+from tfexec.ir.ops.pool import AdaptiveAvgPool, AvgPool, Interpolate, MaxPool
+from tfexec.ir.ops.rearrange import Diagonal, Flip, Pad, Roll, Tril, Triu
 from tfexec.ir.ops.reduction import ArgMax, Reduce, ReduceKind
+from tfexec.ir.ops.rounding import Ceil, Clamp, Floor, Round, Sign, Trunc
+from tfexec.ir.ops.scan import Cumprod, Cumsum
 from tfexec.ir.ops.shape import BroadcastTo, Concat, Reshape, Slice, Take, Transpose
+from tfexec.ir.ops.sorting import Argsort, ArgTopK, Sort, TopK
+from tfexec.ir.ops.unary_math import Atan, Expm1, IsFinite, IsInf, IsNan, Log1p, Log2, Log10, LogicalNot, Reciprocal, Tan
 from tfexec.ir.span import Span
 from tfexec.ir.types import Layout, ShardLayout, TensorType
 
@@ -77,74 +78,23 @@ __all__ = [
     "Gelu", "Erf", "Sin", "Cos", "Cast", "Where", "MatMul", "Reduce", "ArgMax", "Softmax", "RmsNorm",
     "LayerNorm", "Reshape", "Transpose", "BroadcastTo", "Concat", "Slice", "Take", "Full", "Arange",
     "Reshard", "Local", "DimAdd", "DimSub", "DimMul", "DimFloorDiv", "DimMod", "DimMin", "DimMax",
+    # catalogue v2: builders (tfexec.builders), then op classes
+    "floor", "ceil", "round", "trunc", "sign", "clamp",
+    "log1p", "expm1", "log2", "log10", "tan", "atan", "reciprocal", "isnan", "isinf", "isfinite", "logical_not",
+    "elu", "selu", "celu", "leaky_relu", "softplus", "hardsigmoid", "hardswish", "mish",
+    "floor_divide", "trunc_divide", "remainder", "fmod", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
+    "logical_xor",
+    "cumsum", "cumprod", "gather", "index", "scatter", "scatter_add", "flip", "roll", "diagonal", "triu", "tril", "pad",
+    "sort", "argsort", "topk", "argtopk", "any", "all", "vector_norm",
+    "conv", "conv_transpose", "max_pool", "avg_pool", "adaptive_avg_pool", "interpolate", "batch_norm", "group_norm", "attention",
+    "Floor", "Ceil", "Round", "Trunc", "Sign", "Clamp", "Log1p", "Expm1", "Log2", "Log10", "Tan", "Atan",
+    "Reciprocal", "IsNan", "IsInf", "IsFinite", "LogicalNot", "Elu", "Selu", "Celu", "LeakyRelu", "Softplus",
+    "Hardsigmoid", "Hardswish", "Mish", "FloorDivide", "TruncDivide", "Remainder", "Fmod", "BitwiseAnd",
+    "BitwiseOr", "BitwiseXor", "BitwiseNot", "LogicalXor", "Cumsum", "Cumprod", "Gather", "Index", "Scatter",
+    "ScatterAdd", "Flip", "Roll", "Diagonal", "Triu", "Tril", "Pad", "Sort", "Argsort", "TopK", "ArgTopK",
+    "ReduceAny", "ReduceAll", "VectorNorm", "Conv", "MaxPool", "AvgPool", "AdaptiveAvgPool", "Interpolate",
+    "BatchNorm", "GroupNorm", "Attention", "ConvTranspose",
 ]
-
-Operand = Expr | bool | int | float
-"""What a builder takes as an operand: an ``Expr``, or a Python scalar (made a weak constant)."""
-DTypeLike = DType | DTypeSpelling
-"""A dtype attribute: ``DType.float32`` or its short spelling ``f32``."""
-
-_EXPR_CLASSES = (Var, Constant, Call, Tuple, TupleGetItem, ConstTensor, GridRegionExpr)
-_I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
-
-
-def _short(value: object) -> str:
-    """A one-line, bounded rendering of a value for error messages."""
-    if isinstance(value, torch.Tensor):
-        return f"of shape {list(value.shape)} and dtype {value.dtype}"
-    text = " ".join(repr(value).split())
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def as_expr(value: object, what: str = "an operand") -> Expr:
-    """``value`` as an operand: an ``Expr`` as is, a Python scalar as a weak rank-0 ``Constant``.
-
-    Anything else is an ``IRConstructionError`` that starts with ``what`` (``add operand 1``).
-    """
-    if isinstance(value, _EXPR_CLASSES):
-        return value
-    if isinstance(value, bool):
-        return Constant(value, TensorType((), DType.bool), weak=True)
-    if isinstance(value, int):
-        if not _I64_MIN <= value <= _I64_MAX:
-            raise IRConstructionError(f"{what}: Python int {value} does not fit i64, the type of an integer literal")
-        return Constant(value, TensorType((), DType.int64), weak=True)
-    if isinstance(value, float):
-        return Constant(value, TensorType((), DType.float32), weak=True)
-    hint = (
-        " (wrap a tensor in tfexec.Constant(value, type) or pass it as a parameter)"
-        if isinstance(value, torch.Tensor)
-        else ""
-    )
-    raise IRConstructionError(
-        f"{what} must be an Expr or a Python bool/int/float, got {type(value).__name__} {_short(value)}{hint}"
-    )
-
-
-def as_dtype(value: object, what: str = "dtype") -> DType:
-    """A ``DType`` from ``DType.float32`` or its short spelling ``f32``."""
-    if isinstance(value, DTypeSpelling):
-        return value.dtype
-    if isinstance(value, DType):
-        return value
-    raise IRConstructionError(f"{what} must be a dtype such as f32 or DType.float32, got {_short(value)}")
-
-
-def apply(op: Op, *operands: Operand, span: Span | None = None) -> Call:
-    """``Call(op, operands)`` with Python scalars made weak constants."""
-    if not isinstance(op, Op):
-        raise IRConstructionError(f"apply: op must be an Op instance such as Add(), got {_short(op)}")
-    args = tuple(as_expr(x, f"{op.name} operand {i}") for i, x in enumerate(operands))
-    return Call(op, args, span=span)
-
-
-def call(function: Function, *args: Operand, span: Span | None = None) -> Call:
-    """A call of ``function`` (hir §1.1)."""
-    if not isinstance(function, Function):
-        raise IRConstructionError(f"call: the callee must be a Function, got {_short(function)}")
-    name = function.name
-    return Call(function, tuple(as_expr(a, f"call of {name}: argument {i}") for i, a in enumerate(args)), span=span)
-
 
 # -- elementwise ------------------------------------------------------------------------
 
@@ -382,11 +332,11 @@ def slice(  # noqa: A001 - the op's name
     start_tuple: Expr
     if isinstance(starts, tuple):
         start_tuple = Tuple(tuple(as_expr(s, f"slice starts[{i}]") for i, s in enumerate(starts)))
-    elif isinstance(starts, _EXPR_CLASSES):
+    elif isinstance(starts, EXPR_CLASSES):
         start_tuple = starts
     else:
         raise IRConstructionError(
-            f"slice starts must be a tuple of ints and Exprs, or a Tuple, got {type(starts).__name__} {_short(starts)}"
+            f"slice starts must be a tuple of ints and Exprs, or a Tuple, got {type(starts).__name__} {short(starts)}"
         )
     return Call(op, (as_expr(x, "slice operand 0"), start_tuple), span=span)
 

@@ -37,7 +37,7 @@ from tfexec import (
     ops,
     resolve_dim,
 )
-from tfexec.ir.ops.catalogue import ALL_OPS
+from tfexec.ir.ops.catalogue import ALL_OPS, V2_OPS
 from tfexec.ir.types import Type
 
 from ir.op_helpers import TORCH_BINARY, TORCH_UNARY
@@ -202,7 +202,8 @@ CASES = _cases()
 
 
 def test_every_op_has_agreement_cases() -> None:
-    assert {cls.name for cls in ALL_OPS} == {c.name for c in CASES}
+    """Catalogue v1 here; catalogue v2's cases are in test_value_rules_v2.py."""
+    assert {cls.name for cls in ALL_OPS if cls not in V2_OPS} == {c.name for c in CASES}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.name}-{i}" for i, c in enumerate(CASES)])

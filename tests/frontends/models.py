@@ -157,12 +157,12 @@ class InPlace(nn.Module):
 
 
 class Unsupported(nn.Module):
-    """Two ops without a translation (cumsum, floor), one used twice."""
+    """Two ops without a translation (lgamma, erfinv), one used twice."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        c = torch.cumsum(x, dim=-1)  # <- cumsum
-        f = torch.floor(c * 2)  # <- floor
-        g = torch.floor(x)  # <- floor2
+        c = torch.lgamma(x.abs() + 1)  # <- lgamma
+        f = torch.erfinv(c * 0.1)  # <- erfinv
+        g = torch.erfinv(x * 0.5)  # <- erfinv2
         return torch.relu(f + g)
 
 

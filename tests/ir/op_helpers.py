@@ -110,3 +110,18 @@ TORCH_UNARY: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "sin": torch.sin,
     "cos": torch.cos,
 }
+
+
+def torch_verdict(
+    compute: Callable[..., torch.Tensor], *operands: tuple[tuple[int, ...], DType], fill: float = 1,
+) -> Outcome:
+    """What torch says of ``compute(*tensors)``: the dtype and shape its meta kernel gives,
+    or ``"error"`` where torch refuses — on meta or on CPU (meta kernels skip dtype checks,
+    so a refusal is confirmed on small CPU tensors filled with ``fill``)."""
+
+    def run(device: str) -> Outcome:
+        tensors = [torch.full(shape, fill, device=device).to(dtype.torch) for shape, dtype in operands]
+        return torch_outcome(lambda: compute(*tensors), (RuntimeError, TypeError, IndexError, ValueError, NotImplementedError))
+
+    meta = run("meta")
+    return meta if meta == "error" else (run("cpu") if run("cpu") == "error" else meta)

@@ -52,8 +52,17 @@ def sample_call(name: str) -> Call:
     }
     if name in special:
         return special[name]()
-    params = [p for p in inspect.signature(builder).parameters.values() if p.kind is p.POSITIONAL_OR_KEYWORD]
-    return builder(*([X] * len(params)))  # type: ignore[no-any-return]
+    signature = inspect.signature(builder).parameters.values()
+    params = [p for p in signature if p.kind is p.POSITIONAL_OR_KEYWORD]
+    required = {p.name: REQUIRED_ATTRIBUTES[p.name] for p in signature if p.kind is p.KEYWORD_ONLY and p.default is p.empty}
+    return builder(*([X] * len(params)), **required)  # type: ignore[no-any-return]
+
+
+REQUIRED_ATTRIBUTES: dict[str, object] = {
+    "axis": 0, "axes": (0,), "k": 1, "kernel": (2,), "output_size": (1,), "size": (4,), "pads": (1, 1),
+    "shifts": (1,), "groups": 1,
+}
+"""A value for each attribute a catalogue v2 builder requires (by attribute name)."""
 
 
 # -- one builder per op ---------------------------------------------------------------------------

@@ -3,6 +3,8 @@ the grammar and every op of the catalogue, and each comes with inputs to evaluat
 
 import torch
 
+from ir.programs_v2 import CATALOGUE_V2
+
 ELEMENTWISE = '''
 def elementwise(x: f32[4, 8], y: f32[4, 8], m: b1[4, 8], i: i64[4, 8]) -> (f32[4, 8], b1[4, 8], i64[4, 8]):
     s = add(x, y)
@@ -186,4 +188,7 @@ def module_reading() -> dict[str, torch.Tensor]:
     }
 
 
-ALL = {"elementwise": ELEMENTWISE, "shapes": SHAPES, "distribution": DISTRIBUTION, "loops": LOOPS, "module": MODULE}
+ALL = {
+    "elementwise": ELEMENTWISE, "shapes": SHAPES, "distribution": DISTRIBUTION, "loops": LOOPS, "module": MODULE,
+    "catalogue_v2": CATALOGUE_V2,
+}

@@ -10,6 +10,9 @@ buffers under their ``state_dict`` names::
     tfexec.evaluate(loaded, x)          # what model(x) computes
     loaded.save("model_dir")            # a module directory, load_module reads it back
 
+    # a transformers model: tensors positionally, fixed flags as kwargs
+    llm = import_module(llama.eval(), (ids,), {"input_ids": {1: Dim("S")}}, kwargs={"use_cache": False})
+
 Main definitions
 ----------------
 * ``import_module`` — the program as an ``ImportedModule`` (a ``LoadedModule`` that keeps
@@ -21,8 +24,10 @@ Main definitions
 Implementation notes
 --------------------
 * Each HIR node's ``Span`` is the user's source line that made its FX node (the innermost
-  stack frame outside torch), bound to the FX node's name: ``describe_expr`` reads
-  ``model.py:31:9 linear_1 = add(...)``.
+  stack frame outside torch, a helper function's own line included), bound to the FX node's
+  name: ``describe_expr`` reads ``model.py:31:9 linear_1 = add(...)``.
+* An input or output that is not a tensor (``None``, a cache object) is refused with what to
+  pass instead: tensors positionally, fixed non-tensor arguments in ``kwargs``.
 * A ``torch.export.Dim`` named ``S`` becomes ``DimVar("S")``; other symbolic sizes keep
   torch's symbol names (``s0``).
 * This package is ``tfexec.frontends.torch``; it imports the real ``torch`` by absolute
@@ -45,7 +50,7 @@ from tfexec.frontends.torch._api import (
     import_program as import_program,
 )
 from tfexec.frontends.torch._registry import RULES as _RULES
-from tfexec.frontends.torch._translate import TorchImportError as TorchImportError
+from tfexec.frontends.torch._report import TorchImportError as TorchImportError
 
 SUPPORTED_OPS: frozenset[str] = frozenset(str(op) for op in _RULES)
 """The ATen overloads (``aten.linear.default``…) ``import_module`` translates."""

@@ -8,8 +8,10 @@ is it decomposed (``run_decompositions``, keeping every op that has a rule) and 
 again; what is still unsupported is then reported, every node of it, in one error.
 """
 
+import functools
 import inspect
 import os
+import re
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -19,13 +21,10 @@ from typing import Any, TypeAlias
 import torch
 
 from tfexec.frontends.torch._dims import spec_names, symbol_names
+from tfexec.frontends.torch._provenance import whole_stacks
 from tfexec.frontends.torch._registry import RULES
-from tfexec.frontends.torch._translate import (
-    GraphTranslator,
-    Problem,
-    TorchImportError,
-    report,
-)
+from tfexec.frontends.torch._report import Problem, TorchImportError, report
+from tfexec.frontends.torch._translate import GraphTranslator
 from tfexec.ir.module import IRModule
 from tfexec.loading import LoadedModule, save_module
 
@@ -67,11 +66,27 @@ class _FunctionModule(torch.nn.Module):
         return self.fn(*args)
 
 
+class _Bound(torch.nn.Module):
+    """A module whose ``forward`` gets fixed keyword arguments (``use_cache=False``): its
+    weights are named ``inner.<state_dict name>``, a prefix the import strips."""
+
+    PREFIX = "inner."
+
+    def __init__(self, inner: torch.nn.Module, kwargs: Mapping[str, object]) -> None:
+        super().__init__()
+        self.inner = inner
+        self.kwargs = dict(kwargs)
+
+    def forward(self, *args: torch.Tensor) -> Any:
+        return self.inner(*args, **self.kwargs)
+
+
 def import_module(
     module_or_fn: Program,
     example_inputs: torch.Tensor | Sequence[torch.Tensor],
     dynamic_shapes: DynamicShapes = None,
     *,
+    kwargs: Mapping[str, object] | None = None,
     name: str = "forward",
     decompose: bool | None = None,
 ) -> ImportedModule:
@@ -84,11 +99,15 @@ def import_module(
     evaluates with ``tfexec.evaluate`` and saves with ``.save(path)`` (or ``save_module``).
     Call ``module.eval()`` first: dropout in training mode is refused.
 
+    ``kwargs``: keyword arguments of ``forward`` that are not tensors (flags such as
+    ``use_cache=False`` or ``return_dict=False``), fixed at import: the program computes what
+    ``forward`` computes with them. Tensors are always positional ``example_inputs``.
     ``decompose``: None (default) decomposes only if some op has no rule; True always runs
     ``run_decompositions`` (keeping the ops with rules); False never does.
-    Raises ``TorchImportError`` when torch.export fails or ops remain untranslatable.
+    Raises ``TorchImportError`` when torch.export fails or ops remain untranslatable; an
+    input or output that is not a tensor (a cache object) is refused with what to pass.
     """
-    program = import_program(module_or_fn, example_inputs, dynamic_shapes, name=name, decompose=decompose)
+    program = import_program(module_or_fn, example_inputs, dynamic_shapes, kwargs=kwargs, name=name, decompose=decompose)
     loaded = ImportedModule.from_reading(program.module, program.weights)
     assert isinstance(loaded, ImportedModule)
     loaded.weights = program.weights
@@ -100,57 +119,90 @@ def import_program(
     example_inputs: torch.Tensor | Sequence[torch.Tensor],
     dynamic_shapes: DynamicShapes = None,
     *,
+    kwargs: Mapping[str, object] | None = None,
     name: str = "forward",
     decompose: bool | None = None,
 ) -> TorchProgram:
     """``import_module`` without binding: the ``IRModule`` and the weights mapping."""
-    inputs = _inputs(example_inputs)
     if not name.isidentifier():
         raise TorchImportError(f"the function name {name!r} is not an identifier")
-    module, arg_names, param_names, spec = _as_module(module_or_fn, len(inputs), dynamic_shapes)
+    fixed = _keyword_arguments(kwargs)
+    inputs = _inputs(example_inputs, _forward_names(module_or_fn))
+    module, arg_names, param_names, spec = _as_module(module_or_fn, len(inputs), dynamic_shapes, fixed)
+    prefix = _Bound.PREFIX if isinstance(module, _Bound) else ""
     exported = _export(module, inputs, spec)
     names = spec_names(arg_names, len(inputs), dynamic_shapes)
     if decompose:
         exported = _decompose(exported)
-    result, problems = _translate(exported, names, name, param_names)
+    result, problems = _translate(exported, names, name, param_names, prefix)
     before: list[Problem] = []
     if result is None and decompose is None and any(p.reason is None for p in problems):
         before = problems
         exported = _decompose(exported)
-        result, problems = _translate(exported, names, name, param_names)
+        result, problems = _translate(exported, names, name, param_names, prefix)
     if result is None:
         raise TorchImportError(report(problems, before))
     ir_module, weights = result
     return TorchProgram(ir_module, weights)
 
 
-def _inputs(example_inputs: object) -> tuple[torch.Tensor, ...]:
+def _inputs(example_inputs: object, names: list[str]) -> tuple[torch.Tensor, ...]:
     items = (example_inputs,) if isinstance(example_inputs, torch.Tensor) else example_inputs
     if not isinstance(items, (list, tuple)):
         raise TorchImportError(f"example_inputs must be a tensor or a sequence of tensors, got {type(items).__name__}")
     for i, x in enumerate(items):
         if not isinstance(x, torch.Tensor):
-            raise TorchImportError(f"example input {i} is {type(x).__name__}, not a tensor (HIR parameters are tensors)")
+            param = f" ({names[i]})" if i < len(names) else ""
+            keyword = names[i] if i < len(names) else "name"
+            raise TorchImportError(
+                f"example input {i}{param} is {type(x).__name__}, not a tensor (HIR parameters are tensors): pass a"
+                f" tensor, or leave it out of example_inputs and give a non-tensor argument as"
+                f" kwargs={{{keyword!r}: ...}}, fixed at import"
+            )
     return tuple(items)
 
 
+def _keyword_arguments(kwargs: object) -> dict[str, object]:
+    if kwargs is None:
+        return {}
+    if not isinstance(kwargs, Mapping) or not all(isinstance(k, str) and k.isidentifier() for k in kwargs):
+        raise TorchImportError(f"kwargs must map forward's keyword names to values, got {kwargs!r:.80}")
+    for key, value in kwargs.items():
+        if isinstance(value, torch.Tensor):
+            raise TorchImportError(
+                f"kwargs[{key!r}] is a tensor: tensors are HIR parameters, pass them positionally in example_inputs"
+                " (in forward's order); kwargs are for fixed non-tensor arguments such as use_cache=False"
+            )
+    return dict(kwargs)
+
+
+def _forward_names(module_or_fn: object) -> list[str]:
+    if isinstance(module_or_fn, torch.nn.Module):
+        return _positional_names(module_or_fn.forward)
+    return _positional_names(module_or_fn) if callable(module_or_fn) else []
+
+
 def _as_module(
-    module_or_fn: object, count: int, dynamic_shapes: DynamicShapes
+    module_or_fn: object, count: int, dynamic_shapes: DynamicShapes, kwargs: Mapping[str, object]
 ) -> tuple[torch.nn.Module, list[str], list[str] | None, Any]:
     """The module to export, its forward's parameter names, the names to give the HIR
-    parameters (a function's own), and the spec in the form torch wants for it."""
-    if isinstance(module_or_fn, torch.nn.Module):
+    parameters (a function's own, or a bound module's forward's), and the spec in the form
+    torch wants for it."""
+    if isinstance(module_or_fn, torch.nn.Module) and not kwargs:
         return module_or_fn, _positional_names(module_or_fn.forward), None, dynamic_shapes
     if not callable(module_or_fn):
         raise TorchImportError(f"expected an nn.Module or a function, got {type(module_or_fn).__name__}")
-    names = _positional_names(module_or_fn)
+    names = _forward_names(module_or_fn)
     spec: Any = dynamic_shapes
     if isinstance(dynamic_shapes, Mapping):  # the wrapper's forward takes *args: specs by position
         spec = (tuple(dynamic_shapes.get(n) for n in names[:count]),)
     elif dynamic_shapes is not None:
         spec = (tuple(dynamic_shapes),)
     usable = names[:count] if len(names) >= count and all(n.isidentifier() for n in names[:count]) else None
-    return _FunctionModule(module_or_fn), names, usable, spec
+    if isinstance(module_or_fn, torch.nn.Module):
+        return _Bound(module_or_fn, kwargs), names, usable, spec
+    fn = functools.partial(module_or_fn, **kwargs) if kwargs else module_or_fn
+    return _FunctionModule(fn), names, usable, spec
 
 
 def _positional_names(fn: Callable[..., Any]) -> list[str]:
@@ -166,9 +218,28 @@ def _export(module: torch.nn.Module, inputs: tuple[torch.Tensor, ...], spec: Any
         warnings.simplefilter("ignore", FutureWarning)
         warnings.simplefilter("ignore", DeprecationWarning)
         try:
-            return torch.export.export(module, inputs, dynamic_shapes=spec, strict=False)
+            with whole_stacks():
+                return torch.export.export(module, inputs, dynamic_shapes=spec, strict=False)
         except Exception as exc:  # torch.export raises many kinds; each is a refusal of the program
-            raise TorchImportError(f"torch.export could not export the program: {_first_lines(exc)}") from exc
+            raise TorchImportError(_export_failure(exc)) from exc
+
+
+_NOT_A_TENSOR = re.compile(r"Found <class '(?P<cls>[\w.]+)'> in output, which is not a known type")
+
+
+def _export_failure(exc: BaseException) -> str:
+    """What to tell a user whose program torch.export refused: for an output that is not a
+    tensor (a cache object), what to pass instead."""
+    found = _NOT_A_TENSOR.search(str(exc))
+    if found is None:
+        return f"torch.export could not export the program: {_first_lines(exc)}"
+    cls = found["cls"]
+    hint = " (a key/value cache: pass kwargs={'use_cache': False})" if "cache" in cls.lower() else ""
+    return (
+        f"the program returns a {cls}, which is not a tensor{hint}: HIR programs return tensors (or tuples,"
+        " lists and dicts of them); pass the keyword arguments that make forward return tensors in kwargs, or"
+        " import a module whose forward returns only the tensors you need"
+    )
 
 
 def _decompose(exported: Any) -> Any:
@@ -181,20 +252,21 @@ def _decompose(exported: Any) -> Any:
             if op in table:
                 del table[op]
         try:
-            return exported.run_decompositions(table)
+            with whole_stacks():
+                return exported.run_decompositions(table)
         except Exception as exc:  # as above: a failed decomposition refuses the program
             raise TorchImportError(f"torch.export could not decompose the program: {_first_lines(exc)}") from exc
 
 
 def _translate(
-    exported: Any, names: list[dict[int, str]], name: str, param_names: list[str] | None
+    exported: Any, names: list[dict[int, str]], name: str, param_names: list[str] | None, prefix: str
 ) -> tuple[tuple[IRModule, dict[str, torch.Tensor]] | None, list[Problem]]:
     """Translate ``exported``; its symbols are named after the user's Dims (``names``)."""
     inputs = _user_input_names(exported)
     user = [node for node in exported.graph.nodes if node.op == "placeholder" and node.name in inputs]
     shapes = [tuple(getattr(node.meta.get("val"), "shape", ())) for node in user]
     symbols = symbol_names(shapes, names)
-    translator = GraphTranslator(exported, symbols, name, param_names)
+    translator = GraphTranslator(exported, symbols, name, param_names, prefix)
     return translator.translate(), translator.problems
 
 

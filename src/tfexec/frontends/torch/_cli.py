@@ -21,7 +21,7 @@ from typing import Any
 import torch
 
 from tfexec.frontends.torch._api import import_module
-from tfexec.frontends.torch._translate import TorchImportError
+from tfexec.frontends.torch._report import TorchImportError
 from tfexec.ir.dtypes import DType
 from tfexec.ir.expr import Function
 

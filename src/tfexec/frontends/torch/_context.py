@@ -56,10 +56,12 @@ class NodeContext:
         names: Mapping[str, str],
         materialise: Callable[[ShapeDim, Span | None], Expr],
         infer: Callable[[Expr], Type],
+        weights: Mapping[str, torch.Tensor] | None = None,
     ) -> None:
         self.node = node
         self.args = args
         self.span = span
+        self._weights = weights or {}
         self._names = names
         self._materialise = materialise
         self._infer = infer
@@ -158,6 +160,15 @@ class NodeContext:
         if not isinstance(t, TensorType):
             raise RuleError(f"{expr!r} is a tuple, expected a tensor")
         return t
+
+    def constant_value(self, expr: Expr) -> torch.Tensor | None:
+        """The tensor behind a module constant (a ``ConstTensor``: a weight, buffer or lifted
+        constant) or a tensor ``Constant``; None for any other value."""
+        if isinstance(expr, ConstTensor):
+            return self._weights.get(expr.name)
+        if isinstance(expr, Constant) and isinstance(expr.value, torch.Tensor):
+            return expr.value
+        return None
 
     def tensor_of_dim(self, dim: ShapeDim) -> Expr:
         """A size as a rank-0 ``i64`` value computed at run time."""

@@ -19,34 +19,32 @@ already reported), so one ``TorchImportError`` lists every unsupported op of the
 
 import operator
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 import tfexec.ops as hir
 from tfexec.errors import TfexecError
-from tfexec.frontends.torch import _aten_math, _aten_shape  # noqa: F401  (registers the rules)
+from tfexec.frontends.torch import (  # noqa: F401  (registers the rules)
+    _aten_attention,
+    _aten_create,
+    _aten_elementwise,
+    _aten_index,
+    _aten_math,
+    _aten_order,
+    _aten_shape,
+    _aten_vision,
+)
 from tfexec.frontends.torch._context import NodeContext, RuleError, fake_type, is_expr
 from tfexec.frontends.torch._dims import UnsupportedSize, same_dim, sym_dim
 from tfexec.frontends.torch._provenance import node_span, source_text
 from tfexec.frontends.torch._registry import RULES, op_name
-from tfexec.ir.describe import describe_expr
+from tfexec.frontends.torch._report import Problem
+from tfexec.frontends.torch._typing import children_of, is_size_op, type_of_node
 from tfexec.ir.dims import DimExpr, DimVar, ShapeDim, dim_vars
 from tfexec.ir.dtypes import DType
-from tfexec.ir.expr import (
-    Call,
-    Constant,
-    ConstTensor,
-    Expr,
-    Function,
-    GridRegionExpr,
-    Tuple,
-    TupleGetItem,
-    Var,
-)
+from tfexec.ir.expr import Call, Constant, ConstTensor, Expr, Function, Tuple, Var
 from tfexec.ir.module import IRModule
-from tfexec.ir.ops.base import Op, Operand, TypeRuleError
 from tfexec.ir.span import Span
 from tfexec.ir.types import TensorType, TupleType, Type
 
@@ -65,25 +63,6 @@ _DROPPED = frozenset(
 """Runtime assertions torch.export inserts: dropped (HIR checks sizes where it binds them)."""
 
 
-class TorchImportError(TfexecError):
-    """A PyTorch program could not be imported: ``torch.export`` refused it, or some of its
-    ops have no HIR translation (all of them are listed, each with its source line)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Problem:
-    """One node that could not be translated."""
-
-    where: str
-    op: str
-    reason: str | None  # None: the op has no translation rule
-    text: str = ""  # the user's source line
-
-    def line(self) -> str:
-        out = f"{self.where} {self.op}" + (f": {self.reason}" if self.reason else "")
-        return out + (f"    # {self.text}" if self.text else "")
-
-
 class _Poison:
     """The value of a node that failed (its problem is reported once, at that node)."""
 
@@ -94,8 +73,12 @@ _POISON = _Poison()
 class GraphTranslator:
     """Translate one ``ExportedProgram`` (see the module docstring)."""
 
-    def __init__(self, program: Any, symbols: Mapping[str, str], name: str, param_names: Sequence[str] | None = None) -> None:
+    def __init__(
+        self, program: Any, symbols: Mapping[str, str], name: str, param_names: Sequence[str] | None = None,
+        weight_prefix: str = "",
+    ) -> None:
         self.program = program
+        self.weight_prefix = weight_prefix  # stripped from state_dict names (a wrapper's submodule name)
         self.symbols = symbols
         self.name = name
         self.param_names = list(param_names) if param_names is not None else None
@@ -154,6 +137,7 @@ class GraphTranslator:
             tensor = self.program.state_dict.get(target)
             if tensor is None:
                 tensor = self.program.constants.get(target)
+            target = target.removeprefix(self.weight_prefix)
             try:
                 t = fake_type(val if isinstance(val, torch.Tensor) else tensor, {}, f"constant {target}")
             except RuleError as exc:
@@ -200,7 +184,7 @@ class GraphTranslator:
             return
         rule = RULES.get(target)
         if rule is None:
-            if _is_size_op(target) and isinstance(val, (int, torch.SymInt)) and not isinstance(val, bool):
+            if is_size_op(target) and isinstance(val, (int, torch.SymInt)) and not isinstance(val, bool):
                 self.size_node(node, val)
                 return
             self.problem(node, name, None)
@@ -208,7 +192,7 @@ class GraphTranslator:
             return
         span = self.span(node, binding=None)
         try:
-            ctx = NodeContext(node, self.bind(node), span, self.symbols, self.size_value, self.infer)
+            ctx = NodeContext(node, self.bind(node), span, self.symbols, self.size_value, self.infer, self.weights)
             self.env[node] = self.finish(node, ctx, rule(ctx), span)
         except _Skip:
             self.env[node] = _POISON
@@ -397,91 +381,12 @@ class GraphTranslator:
                 continue
             if not ready:
                 stack.append((node, True))
-                stack.extend((c, False) for c in _children(node) if c.checked_type is None)
+                stack.extend((c, False) for c in children_of(node) if c.checked_type is None)
                 continue
-            node.with_checked_type(_type_of(node))
+            node.with_checked_type(type_of_node(node))
         assert root.checked_type is not None
         return root.checked_type
 
 
-_SIZE_OPS = frozenset({"aten.sym_size.int", "aten.sym_numel.default", "aten.sym_stride.int", "aten.sym_storage_offset.default"})
-
-
-def _is_size_op(target: object) -> bool:
-    """Whether ``target`` computes a size from sizes: ``sym_size`` & co., or Python
-    arithmetic on SymInts. A tensor op returning a number (``item``) is data-dependent."""
-    if isinstance(target, torch._ops.OpOverload):
-        return str(target) in _SIZE_OPS
-    return getattr(target, "__module__", None) in ("_operator", "operator", "math", "builtins", "torch", "torch.sym_float")
-
-
 class _Skip(Exception):
     """A node reads a failed node: skip it (the failure is reported where it happened)."""
-
-
-def _children(node: Expr) -> tuple[Expr, ...]:
-    if isinstance(node, Call):
-        return node.args
-    if isinstance(node, Tuple):
-        return node.fields
-    if isinstance(node, TupleGetItem):
-        return (node.tuple,)
-    return ()
-
-
-def _type_of(node: Expr) -> Type:
-    if isinstance(node, (Var, Constant, ConstTensor)):
-        return node.type
-    if isinstance(node, Tuple):
-        return TupleType(tuple(_checked(f) for f in node.fields))
-    if isinstance(node, TupleGetItem):
-        t = _checked(node.tuple)
-        assert isinstance(t, TupleType)
-        return t.fields[node.index]
-    if isinstance(node, Call) and isinstance(node.target, Op):
-        op = node.target
-        arity = op.arity_error(len(node.args))
-        if arity is not None:
-            raise RuleError(f"{describe_expr(node)}: {arity}")
-        operands = []
-        for a in node.args:
-            static = a.value if isinstance(a, Constant) and isinstance(a.value, int) and not isinstance(a.value, bool) else None
-            operands.append(Operand(_checked(a), isinstance(a, Constant) and a.weak, static))
-        try:
-            return op.infer(tuple(operands))
-        except TypeRuleError as exc:
-            raise RuleError(f"{describe_expr(node)}: {exc}") from None
-    assert not isinstance(node, GridRegionExpr)
-    raise RuleError(f"{describe_expr(node)}: the translation built a node it cannot type")
-
-
-def _checked(node: Expr) -> Type:
-    assert node.checked_type is not None
-    return node.checked_type
-
-
-def report(problems: Sequence[Problem], before: Sequence[Problem] = ()) -> str:
-    """The message of a ``TorchImportError`` listing every problem, unsupported ops first.
-
-    ``before``: the problems of the graph as exported, when ``problems`` are those left after
-    decomposing it (decomposition can lose source lines; the exported ops have them).
-    """
-    text = "cannot import the program: " + _listing(problems)
-    if before and sorted(p.line() for p in before) != sorted(p.line() for p in problems):
-        text += "\n(after decomposing to core ATen; as exported, before decomposing: " + _listing(before) + ")"
-    return text
-
-
-def _listing(problems: Sequence[Problem]) -> str:
-    missing = [p for p in problems if p.reason is None]
-    failed = [p for p in problems if p.reason is not None]
-    parts = []
-    if missing:
-        ops = sorted({p.op for p in missing})
-        parts.append(
-            f"{len(ops)} ATen op(s) have no HIR translation ({', '.join(ops)}), used at:\n"
-            + "\n".join(f"  {p.line()}" for p in missing)
-        )
-    if failed:
-        parts.append(f"{len(failed)} node(s) could not be translated:\n" + "\n".join(f"  {p.line()}" for p in failed))
-    return "\nand ".join(parts)

@@ -10,3 +10,18 @@ from tfexec.semantics.rules import (  # noqa: F401 - imported for their registra
     reduction,
     shape,
 )
+from tfexec.semantics.rules import (  # noqa: F401 - catalogue v2, one module per op group
+    activation,
+    aggregate,
+    attention,
+    channel_norm,
+    conv,
+    indexing,
+    integer,
+    pool,
+    rearrange,
+    rounding,
+    scan,
+    sorting,
+    unary_math,
+)

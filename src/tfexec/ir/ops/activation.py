@@ -1,0 +1,146 @@
+"""Activations: ``elu``, ``selu``, ``celu``, ``leaky_relu``, ``softplus``, ``hardsigmoid``,
+``hardswish``, ``mish`` (floating operands only, as torch's kernels take them).
+
+Each is ``torch.nn.functional``'s function of the same name, its parameters static
+attributes with torch's defaults.
+"""
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+from tfexec.ir.ops.attrs import check_number
+from tfexec.ir.ops.base import Op
+from tfexec.ir.ops.elementwise import UnaryKind, UnaryOp
+
+
+@dataclass(frozen=True, slots=True)
+class ActivationOp(UnaryOp):
+    """Base of the activations: floating operands, ``torch.nn.functional`` by name.
+
+    Type rule: the shape and dtype of ``x``.
+    Value rule: ``torch.nn.functional.{op}(x)`` on the run's device, with the op's
+    attributes as its keyword arguments.
+    Constraints:
+        (C1) ``x`` is floating (torch's kernels refuse integers and ``b1``).
+    Example: def example(x: f32[2, 3]): return {op}(x)
+    Refused (C1): def example(x: i64[3]): return {op}(x)
+    """
+
+    kind: ClassVar[UnaryKind] = "float_only"
+
+
+def _finite(owner: str, field: str, value: object) -> None:
+    check_number(owner, field, value)
+    assert isinstance(value, (int, float))
+    if not math.isfinite(value):
+        raise TypeError(f"{owner} {field} must be finite, got {value!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class Elu(ActivationOp):
+    """Elementwise ELU: ``x`` where positive, else ``alpha * (exp(x) - 1)``.
+
+    Example: def example(x: f32[2, 3]): return elu(x, alpha=0.5)
+    """
+
+    name: ClassVar[str] = "elu"
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = 1
+    alpha: float = 1.0
+
+    def __post_init__(self) -> None:
+        _finite("elu", "alpha", self.alpha)
+
+
+@dataclass(frozen=True, slots=True)
+class Selu(ActivationOp):
+    """Elementwise SELU: ``scale * elu(x, alpha)`` with torch's fixed ``alpha`` ≈ 1.6733 and ``scale`` ≈ 1.0507."""
+
+    name: ClassVar[str] = "selu"
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Celu(ActivationOp):
+    """Elementwise CELU: ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
+
+    Example: def example(x: f32[2, 3]): return celu(x, alpha=2.0)
+    """
+
+    name: ClassVar[str] = "celu"
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = 1
+    alpha: float = 1.0
+
+    def __post_init__(self) -> None:
+        _finite("celu", "alpha", self.alpha)
+        if self.alpha == 0:
+            raise TypeError("celu alpha must not be 0 (torch divides by it)")
+
+
+@dataclass(frozen=True, slots=True)
+class LeakyRelu(ActivationOp):
+    """Elementwise leaky ReLU: ``x`` where positive, else ``negative_slope * x``.
+
+    Example: def example(x: f32[2, 3]): return leaky_relu(x, negative_slope=0.2)
+    """
+
+    name: ClassVar[str] = "leaky_relu"
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = 1
+    negative_slope: float = 0.01
+
+    def __post_init__(self) -> None:
+        _finite("leaky_relu", "negative_slope", self.negative_slope)
+
+
+@dataclass(frozen=True, slots=True)
+class Softplus(ActivationOp):
+    """Elementwise softplus ``log(1 + exp(beta * x)) / beta``, linear (``x``) where ``beta * x > threshold``.
+
+    Example: def example(x: f32[2, 3]): return softplus(x, beta=2.0, threshold=1.0)
+    """
+
+    name: ClassVar[str] = "softplus"
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = 1
+    beta: float = 1.0
+    threshold: float = 20.0
+
+    def __post_init__(self) -> None:
+        _finite("softplus", "beta", self.beta)
+        check_number("softplus", "threshold", self.threshold)
+        if self.beta == 0:
+            raise TypeError("softplus beta must not be 0 (torch divides by it)")
+
+
+@dataclass(frozen=True, slots=True)
+class Hardsigmoid(ActivationOp):
+    """Elementwise hard sigmoid: ``clamp(x / 6 + 1 / 2, 0, 1)``."""
+
+    name: ClassVar[str] = "hardsigmoid"
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Hardswish(ActivationOp):
+    """Elementwise hard swish: ``x * hardsigmoid(x)``."""
+
+    name: ClassVar[str] = "hardswish"
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Mish(ActivationOp):
+    """Elementwise Mish: ``x * tanh(softplus(x))``."""
+
+    name: ClassVar[str] = "mish"
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = 1
+
+
+ACTIVATION_OPS: tuple[type[Op], ...] = (Elu, Selu, Celu, LeakyRelu, Softplus, Hardsigmoid, Hardswish, Mish)

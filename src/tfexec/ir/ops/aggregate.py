@@ -1,0 +1,126 @@
+"""Logical reductions and norms: ``any``, ``all``, ``vector_norm``.
+
+They reduce over ``axes`` as ``reduce`` does (``axes=None``: every axis; ``axes=()``: none,
+elementwise), with ``keepdims`` keeping each reduced axis as size 1.
+"""
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+from tfexec.ir.dims import ShapeDim
+from tfexec.ir.dtypes import DType
+from tfexec.ir.ops.attrs import check_bool, check_number, check_optional_ints
+from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite
+from tfexec.ir.ops.promotion import tensor_args
+from tfexec.ir.ops.reduction import reduced_axes
+from tfexec.ir.types import TensorType, Type
+
+
+def reduced_shape(shape: tuple[ShapeDim, ...], axes: tuple[int, ...], keepdims: bool) -> tuple[ShapeDim, ...]:
+    """``shape`` without ``axes`` (each kept as 1 when ``keepdims``)."""
+    return tuple((1 if i in axes else d) for i, d in enumerate(shape) if keepdims or i not in axes)
+
+
+@dataclass(frozen=True, slots=True)
+class LogicalReduceOp(Op):
+    """Base of ``any`` and ``all``: whether any (every) element over ``axes`` is nonzero.
+
+    Type rule: ``x``'s shape without the reduced axes (kept as size 1 when ``keepdims``);
+    dtype ``b1``, except ``u8`` for a ``u8`` operand (as torch keeps it).
+    Value rule: ``torch.{op}(x, dim=axes, keepdim=keepdims)`` on the run's device; over a
+    zero-length axis ``any`` is false and ``all`` true.
+    Constraints:
+        (C1) every axis is in range for ``x``'s rank and none is named twice.
+    Example: def example(x: f32[2, 3]): return {op}(x, axes=(1,))
+    Example: def example(x: b1[2, 2]): return {op}(x)
+    Refused (C1): def example(x: f32[2, 3]): return {op}(x, axes=(2,))
+    """
+
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = 1
+    axes: tuple[int, ...] | None = None
+    keepdims: bool = False
+
+    def __post_init__(self) -> None:
+        check_optional_ints(self.name, "axes", self.axes)
+        check_bool(self.name, "keepdims", self.keepdims)
+
+    def infer(self, args: tuple[Operand, ...]) -> Type:
+        (x,) = tensor_args(self.name, args)
+        axes = reduced_axes(self, self.axes, x.rank, "C1")
+        dtype = DType.uint8 if x.dtype is DType.uint8 else DType.bool
+        return TensorType(reduced_shape(x.shape, axes, self.keepdims), dtype)
+
+
+@dataclass(frozen=True, slots=True)
+class ReduceAny(LogicalReduceOp):
+    """Whether any element of ``x`` over ``axes`` is nonzero."""
+
+    name: ClassVar[str] = "any"
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = 1
+
+
+@dataclass(frozen=True, slots=True)
+class ReduceAll(LogicalReduceOp):
+    """Whether every element of ``x`` over ``axes`` is nonzero."""
+
+    name: ClassVar[str] = "all"
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = 1
+
+
+@dataclass(frozen=True, slots=True)
+class VectorNorm(Op):
+    """The ``ord``-norm of ``x`` over ``axes``: ``sum(|x| ** ord) ** (1 / ord)``.
+
+    ``ord=inf`` is the largest ``|x|``, ``ord=-inf`` the smallest, ``ord=0`` the number of
+    nonzero elements.
+
+    Type rule: ``x``'s shape without the reduced axes (kept as size 1 when ``keepdims``);
+    ``x``'s dtype.
+    Value rule: ``torch.linalg.vector_norm(x, ord, dim=axes, keepdim=keepdims)`` on the
+    run's device (a parallel sum: bitwise reproducible at a fixed thread count).
+    Constraints:
+        (C1) every axis is in range for ``x``'s rank and none is named twice.
+        (C2) ``x`` is floating.
+        (C3) a negative or infinite ``ord`` reduces no zero-length axis (there is no
+        value to return).
+    Example: def example(x: f32[2, 3]): return vector_norm(x, axes=(1,))
+    Example: def example(x: f32[4]): return vector_norm(x, ord=float("inf"))
+    Refused (C1): def example(x: f32[2, 3]): return vector_norm(x, axes=(0, 0))
+    Refused (C2): def example(x: i32[3]): return vector_norm(x)
+    Refused (C3): def example(x: f32[2, 0]): return vector_norm(x, ord=float("inf"), axes=(1,))
+    """
+
+    name: ClassVar[str] = "vector_norm"
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = 1
+    ord: float = 2.0
+    axes: tuple[int, ...] | None = None
+    keepdims: bool = False
+
+    def __post_init__(self) -> None:
+        check_number("vector_norm", "ord", self.ord)
+        if isinstance(self.ord, float) and math.isnan(self.ord):
+            raise TypeError("vector_norm ord must not be NaN")
+        check_optional_ints("vector_norm", "axes", self.axes)
+        check_bool("vector_norm", "keepdims", self.keepdims)
+
+    def infer(self, args: tuple[Operand, ...]) -> Type:
+        (x,) = tensor_args(self.name, args)
+        axes = reduced_axes(self, self.axes, x.rank, "C1")
+        if not x.dtype.is_floating:
+            raise TypeRuleError(f"vector_norm needs a floating operand, found {x} (cast it first){cite(self.name, 'C2')}")
+        if self.ord < 0 or math.isinf(self.ord):
+            for a in axes:
+                if x.shape[a] == 0:
+                    raise TypeRuleError(
+                        f"vector_norm with ord={self.ord} over axis {a} of {x} has no value: the axis has length 0"
+                        f"{cite(self.name, 'C3')}"
+                    )
+        return TensorType(reduced_shape(x.shape, axes, self.keepdims), x.dtype)
+
+
+AGGREGATE_OPS: tuple[type[Op], ...] = (ReduceAny, ReduceAll, VectorNorm)

@@ -1,0 +1,140 @@
+"""More elementwise math: ``log1p``, ``expm1``, ``log2``, ``log10``, ``tan``, ``atan``,
+``reciprocal``, and the predicates ``isnan``, ``isinf``, ``isfinite``, ``logical_not``.
+
+The math ops follow torch's floating rule (an integer or ``b1`` operand gives torch's
+default float); the predicates give ``b1`` for an operand of any dtype.
+"""
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from tfexec.ir.dtypes import DType
+from tfexec.ir.ops.base import Op, Operand
+from tfexec.ir.ops.elementwise import UnaryKind, UnaryOp
+from tfexec.ir.ops.promotion import tensor_args
+from tfexec.ir.types import TensorType, Type
+
+
+@dataclass(frozen=True, slots=True)
+class Log1p(UnaryOp):
+    """Elementwise ``log(1 + x)``, accurate for small ``x``."""
+
+    name: ClassVar[str] = "log1p"
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = 1
+    kind: ClassVar[UnaryKind] = "to_float"
+
+
+@dataclass(frozen=True, slots=True)
+class Expm1(UnaryOp):
+    """Elementwise ``exp(x) - 1``, accurate for small ``x``."""
+
+    name: ClassVar[str] = "expm1"
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = 1
+    kind: ClassVar[UnaryKind] = "to_float"
+
+
+@dataclass(frozen=True, slots=True)
+class Log2(UnaryOp):
+    """Elementwise base-2 logarithm."""
+
+    name: ClassVar[str] = "log2"
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = 1
+    kind: ClassVar[UnaryKind] = "to_float"
+
+
+@dataclass(frozen=True, slots=True)
+class Log10(UnaryOp):
+    """Elementwise base-10 logarithm."""
+
+    name: ClassVar[str] = "log10"
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = 1
+    kind: ClassVar[UnaryKind] = "to_float"
+
+
+@dataclass(frozen=True, slots=True)
+class Tan(UnaryOp):
+    """Elementwise tangent."""
+
+    name: ClassVar[str] = "tan"
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = 1
+    kind: ClassVar[UnaryKind] = "to_float"
+
+
+@dataclass(frozen=True, slots=True)
+class Atan(UnaryOp):
+    """Elementwise arctangent."""
+
+    name: ClassVar[str] = "atan"
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = 1
+    kind: ClassVar[UnaryKind] = "to_float"
+
+
+@dataclass(frozen=True, slots=True)
+class Reciprocal(UnaryOp):
+    """Elementwise ``1 / x`` (``inf`` at 0)."""
+
+    name: ClassVar[str] = "reciprocal"
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = 1
+    kind: ClassVar[UnaryKind] = "to_float"
+
+
+@dataclass(frozen=True, slots=True)
+class PredicateOp(UnaryOp):
+    """Base of the elementwise predicates: a ``b1`` answer per element.
+
+    Type rule: the shape of ``x``, dtype ``b1`` (``x`` of any dtype).
+    Value rule: ``torch.{op}(x)`` on the run's device.
+    Constraints: none.
+    Example: def example(x: f32[2, 3]): return {op}(x)
+    Example: def example(x: i32[4]): return {op}(x)
+    """
+
+    def infer(self, args: tuple[Operand, ...]) -> Type:
+        (x,) = tensor_args(self.name, args)
+        return TensorType(x.shape, DType.bool)
+
+
+@dataclass(frozen=True, slots=True)
+class IsNan(PredicateOp):
+    """Whether each element is NaN (never, for integers)."""
+
+    name: ClassVar[str] = "isnan"
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = 1
+
+
+@dataclass(frozen=True, slots=True)
+class IsInf(PredicateOp):
+    """Whether each element is ``inf`` or ``-inf`` (never, for integers)."""
+
+    name: ClassVar[str] = "isinf"
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = 1
+
+
+@dataclass(frozen=True, slots=True)
+class IsFinite(PredicateOp):
+    """Whether each element is neither NaN nor infinite (always, for integers)."""
+
+    name: ClassVar[str] = "isfinite"
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = 1
+
+
+@dataclass(frozen=True, slots=True)
+class LogicalNot(PredicateOp):
+    """Elementwise logical not: ``x == 0`` (zero is false, anything else true)."""
+
+    name: ClassVar[str] = "logical_not"
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = 1
+
+
+UNARY_MATH_OPS: tuple[type[Op], ...] = (Log1p, Expm1, Log2, Log10, Tan, Atan, Reciprocal, IsNan, IsInf, IsFinite, LogicalNot)
