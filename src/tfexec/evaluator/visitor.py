@@ -25,7 +25,7 @@ from tfexec.ir.ops.base import Op
 from tfexec.loading import LoadedModule
 from tfexec.semantics import messages
 from tfexec.semantics.binding import bind_inputs, call_bindings, check_return
-from tfexec.semantics.constants import const_tensor_value, index_value, materialize_constant
+from tfexec.semantics.constants import const_tensor_value, constant_value, index_value
 from tfexec.semantics.context import EvaluateContext
 from tfexec.semantics.dispatch import CallPlan, apply_handler, assemble, holes_of, plan_call, raw
 from tfexec.semantics.keys import ScopeKeys, function_keys, is_reported, iteration_prefix, loop_keys
@@ -159,7 +159,7 @@ class EvaluatorVisitor(ExprVisitor[Value]):
         raise messages.unbound_var(var)
 
     def visit_Constant(self, const: Constant, ctx: EvaluateContext) -> Value:
-        return materialize_constant(const, ctx.device)
+        return constant_value(const, ctx.device)
 
     def visit_ConstTensor(self, node: ConstTensor, ctx: EvaluateContext) -> Value:
         return const_tensor_value(node, ctx)

@@ -8,6 +8,7 @@ from tfexec.errors import EvalError, TfexecError
 from tfexec.ir.describe import describe_expr
 from tfexec.ir.dtypes import DType
 from tfexec.ir.expr import Constant, ConstTensor
+from tfexec.ir.weak import weak_source
 from tfexec.ir.types import TensorType
 from tfexec.loading import LoadedModule
 from tfexec.semantics.context import EvaluateContext
@@ -31,7 +32,51 @@ def materialize_constant(node: Constant, device: str | None) -> TensorValue:
         raise EvalError(f"{describe_expr(node)}: {exc}") from None
     except (RuntimeError, TypeError, ValueError, OverflowError) as exc:
         raise EvalError(f"{describe_expr(node)}: cannot make {node.value!r} a {t}: {exc}") from exc
-    return TensorValue(data, TensorType(tuple(data.shape), t.dtype, t.layout))
+    return TensorValue(data, t)  # its shape is the type's (checked above, or rank 0)
+
+
+def constant_value(node: Constant, device: str | None) -> TensorValue:
+    """What the direct route binds a ``Constant`` to: a weak Python scalar's tensor is made
+    only if something reads it as a tensor (kernels receive the Python value); any other
+    constant is made now, where an error of it belongs."""
+    if weak_source(node) is node:
+        return WeakScalarValue(node, device)
+    return materialize_constant(node, device)
+
+
+class WeakScalarValue(TensorValue):
+    """A weak Python-scalar constant's value (core-ir §2): its tensor is made when first read.
+    Op kernels take the Python value from their call's plan and never read it, so a
+    ``mul(x, 0.5)`` makes no tensor for its ``0.5``. Making it cannot fail: a weak constant
+    whose value does not fit its dtype is refused where it is built."""
+
+    __slots__ = ("_node", "_device", "_data")
+    scalar = None
+    _data: torch.Tensor
+
+    def __init__(self, node: Constant, device: str | None) -> None:  # noqa: D107
+        self._node = node
+        self._device = device
+
+    @property
+    def data(self) -> torch.Tensor:
+        try:
+            return self._data
+        except AttributeError:  # first read: make it as materialize_constant does
+            t = self._data = materialize_constant(self._node, self._device).data
+            return t
+
+    @data.setter
+    def data(self, value: torch.Tensor) -> None:
+        self._data = value
+
+    @property
+    def type(self) -> TensorType:
+        return self._node.type
+
+    @type.setter
+    def type(self, value: TensorType) -> None:
+        raise AttributeError("a constant's type is its node's")
 
 
 def _same_device(a: torch.device, b: torch.device) -> bool:
