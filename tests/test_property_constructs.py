@@ -5,6 +5,10 @@ and ``run`` — unchecked and under ``check="full"`` — returns bitwise what ``
 returns; on random programs that fail at run time (``programs(failing=True)``), every
 reading of both routes raises the same ``EvalError``, the planted one.
 
+Two more check lemmas of proofs_notes/lemmas.md on random programs holding every construct:
+every node list reads only earlier slots and still computes the visitor's values (Lemma 0),
+and both tables have the same keys in the same order (Lemma 1).
+
 ``tests/test_property.py`` runs the default mix (every construct at its ordinary rate) and
 checks that the strategy draws what it promises.
 """
@@ -12,10 +16,12 @@ checks that the strategy draws what it promises.
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from tfexec import EvalError, check_equivalence, evaluate, lower
-from tfexec.testing import Program, programs
+from tfexec import EvalError, Value, check_equivalence, evaluate, lower
+from tfexec.evaluator.visitor import evaluate_value
+from tfexec.forward.graph import read
+from tfexec.testing import ENSURABLE, Program, programs
 
-from proofs.programs import assert_same
+from proofs.programs import assert_same, bodies
 
 _FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 _SLOW = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -61,6 +67,31 @@ def test_routes_agree_through_plain_handlers(program: Program) -> None:
 def test_routes_agree_on_inputs_that_need_casting(program: Program) -> None:
     """Inputs of another dtype than their parameter's, Python lists and scalars."""
     _assert_routes_agree(program)
+
+
+@_FAST
+@given(programs(ensure=ENSURABLE))
+def test_every_node_list_of_a_random_program_reads_only_earlier_slots(program: Program) -> None:
+    """Lemma 0 on random programs: in the graph's list and every loop body's, node ``j``
+    declares only slots ``< I + j``; and the outputs ``eval``'s context holds are ``evaluate``'s."""
+    graph = lower(program.target)
+    for body in bodies(graph):
+        for index, node in enumerate(body.data.nodes):
+            assert all(0 <= r.slot < body.data.n_inputs + index for r in node.reads), f"{program!r}\n{node}"
+    context = graph.eval(*program.inputs)
+    assert_same(read(graph.body.outputs, context), evaluate(program.target, *program.inputs))
+
+
+@_FAST
+@given(programs(ensure=ENSURABLE))
+def test_keys_agree_in_order_on_random_programs(program: Program) -> None:
+    """Lemma 1 on random programs: the visitor's table and ``denote_all`` have the same keys
+    in the same order, loops collapsed and expanded."""
+    graph = lower(program.target)
+    for loops in ("collapse", "expand"):
+        table: dict[str, Value] = {}
+        evaluate_value(program.target, program.inputs, table=table, loops=loops)  # type: ignore[arg-type]
+        assert list(graph.denote_all(*program.inputs, loops=loops)) == list(table), f"{program!r}"  # type: ignore[arg-type]
 
 
 def _assert_same_error_everywhere(program: Program) -> None:
