@@ -287,6 +287,14 @@ _EXPECTED = {
 }
 
 
+_IN_THE_DEFAULT_MIX = {
+    "reshard", "local", "Layout param", "ShardLayout param", "ConstTensor", "testing_pass", "testing_scale",
+    "testing_probe", "input of another dtype", "list input",
+}
+"""New constructs ``programs()`` draws by default, at a modest rate: each in a fixed sample
+of 600 default programs on its own (the finer variants above need the ensured sample too)."""
+
+
 def test_strategy_covers_its_constructs() -> None:
     seen: collections.Counter[str] = collections.Counter()
 
@@ -296,8 +304,17 @@ def test_strategy_covers_its_constructs() -> None:
         _features(program, seen)
 
     collect()
+    default = set(seen)
+    assert not _IN_THE_DEFAULT_MIX - default, f"not in 600 default programs: {sorted(_IN_THE_DEFAULT_MIX - default)}"
+
+    @settings(max_examples=100, deadline=None, derandomize=True, database=None, phases=[Phase.generate])
+    @given(programs(max_ops=10, ensure=ENSURABLE))
+    def collect_ensured(program: Program) -> None:
+        _features(program, seen)
+
+    collect_ensured()
     missing = sorted(_EXPECTED - set(seen))
-    assert not missing, f"not generated in 600 programs: {missing} (seen: {dict(seen)})"
+    assert not missing, f"not generated in 600 default and 100 ensured programs: {missing} (seen: {dict(seen)})"
     assert "testing_fail" not in seen  # the failing handler is planted only with failing=True
 
 

@@ -196,7 +196,7 @@ class Gen:
         """The function body: every computed value nothing reads (a tuple when several), and
         at least one with a node key (an op result), so that every program compares a node."""
         sinks = [v for v in self.scopes[0] if v.computed and id(v.expr) not in self.used]
-        if all(isinstance(v.expr, ConstTensor) for v in sinks):  # none, or only weights (which have no key)
+        if not any(_has_a_key(v.expr) for v in sinks):  # none, or only weights (which have no key)
             base = self.pick() or self.fresh(TensorType(self.shape(), DType.float32))
             sink = self.emit(ops.add(base.expr, 1.0), bounded=False)
             assert sink is not None
@@ -219,6 +219,14 @@ class Gen:
                 self.add(Val(item, f, bounded))
             else:
                 self.project(item, f, bounded)
+
+
+def _has_a_key(expr: Expr) -> bool:
+    """Whether the value of ``expr`` is a node's that both tables key: not a weight, a
+    parameter or a constant, nor such a value read back through a tuple built in the program."""
+    while isinstance(expr, TupleGetItem) and isinstance(expr.tuple, Tuple):
+        expr = expr.tuple.fields[expr.index]
+    return not isinstance(expr, (ConstTensor, Constant, Var))
 
 
 def deep_ids(exprs: Sequence[Expr]) -> set[int]:

@@ -24,7 +24,7 @@ def handler_call(g: Gen) -> Val | None:
     """A call of one of the handler ops on pool values (or Python scalars)."""
     if not g.config.handlers:
         return None
-    kind = g.draw(st.sampled_from(("pass", "scale", "split", "probe", "probe")))
+    kind = g.draw(st.sampled_from(("pass", "pass", "scale", "split", "probe", "probe")))
     if kind == "pass":
         return _pass(g)
     if kind == "scale":

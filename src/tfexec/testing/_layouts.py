@@ -83,7 +83,7 @@ def reshard(g: Gen) -> Val | None:
     x = g.pick()
     if x is None:
         return None
-    layout = None if x.type.layout is not None and g.draw(st.integers(0, 3)) == 0 else draw_layout(g, x.type)
+    layout = None if x.type.layout is not None and g.draw(st.booleans()) else draw_layout(g, x.type)
     return g.emit(ops.reshard(x.expr, layout=layout), bounded=x.bounded)
 
 

@@ -75,7 +75,9 @@ def _call(g: Gen) -> Val | None:
         return None
     if not g.callees or (len(g.callees) < 2 and g.draw(st.integers(0, 2)) == 0):
         g.callees.append(_callee(g))
-    callee = g.draw(st.sampled_from(g.callees))
+        callee = g.callees[-1]  # a callee made is called at least once
+    else:
+        callee = g.draw(st.sampled_from(g.callees))
     size = g.size()
     args = [value_of_type(g, _as_tensor_type(substitute_type(p.type, {callee.dim.name: size}))).expr
             for p in callee.function.params]
