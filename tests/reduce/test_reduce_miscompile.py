@@ -33,7 +33,7 @@ def wrong_rule(op: type[Op], handler: Callable[[EvaluateContext], Value]) -> Ite
     try:
         yield
     finally:
-        tfexec.register_eval(op, override=True)(original)
+        tfexec.eval_registry.add(op, original, override=True)  # the entry itself (register_eval would wrap it as a handler)
 
 
 def softmax_off_by_one_axis(ctx: EvaluateContext) -> Value:
