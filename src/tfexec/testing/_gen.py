@@ -24,8 +24,9 @@ from tfexec.ir.types import TensorType, TupleType, Type
 from tfexec.ir.weak import weak_source
 
 I64_SCALAR = TensorType((), DType.int64)
-SCALARS: tuple[bool | int | float, ...] = (1.0, 2, 0.5, -1, True, -1.5, 0)
-"""The Python scalars drawn as weak operands."""
+SCALARS: tuple[bool | int | float, ...] = (1.0, 2, 0.5, -1, True, -1.5, 0, 0.1)
+"""The Python scalars drawn as weak operands (0.1 is not a float32: an f64 operand tells
+whether a route rounded it to one)."""
 NAMES = ("h", "t", "acc")
 """Binding names given to some nodes (few, so that they repeat)."""
 

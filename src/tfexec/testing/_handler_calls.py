@@ -41,6 +41,14 @@ def handler_call(g: Gen) -> Val | None:
         n = x.type.shape[0]
         assert isinstance(n, int)
         return _emit_tuple(g, ops.apply(SplitAt(at=g.draw(st.integers(1, n - 1))), x.expr), x.bounded)
+    return probe_call(g)
+
+
+def probe_call(g: Gen) -> Val | None:
+    """``testing_probe`` of a pool value (laid out, half the time): its value tells what the
+    handler was told of the operand's layout and the scope's dims."""
+    if not g.config.handlers:
+        return None
     x = _laid_out_first(g, lambda v: v.type.dtype is not DType.bool)
     return None if x is None else g.emit(ops.apply(Probe(), x.expr), bounded=x.bounded)
 

@@ -14,7 +14,7 @@ from tfexec.ir.span import Span
 from tfexec.ir.types import TensorType, TupleType, Type
 from tfexec.testing._constructs import OP_CONSTRUCTS
 from tfexec.testing._gen import I64_SCALAR, Callee, Gen, Val, broadcast, deep_ids, draw_dtype, ids
-from tfexec.testing._handler_calls import handler_call
+from tfexec.testing._handler_calls import handler_call, probe_call
 from tfexec.testing._layouts import laid_out, local, reshard
 from tfexec.testing._operands import relaid, small_int, value_of_type
 from tfexec.testing._weights import weight
@@ -219,7 +219,7 @@ CONSTRUCTS: tuple[Callable[[Gen], Val | None], ...] = (
 return None when their switch is off."""
 
 ENSURED_CONSTRUCTS: dict[str, tuple[Callable[[Gen], Val | None], ...]] = {
-    "layouts": (reshard, local), "weights": (weight,), "handlers": (handler_call,),
+    "layouts": (reshard, local), "weights": (weight,), "handlers": (handler_call, probe_call),
 }
 """The constructs each ``programs(ensure=...)`` name stands for (``cast_inputs`` is about
 the inputs, not a construct)."""
