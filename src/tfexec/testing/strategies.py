@@ -156,6 +156,8 @@ def programs(
     if max_ops < 1:
         raise ValueError(f"programs: max_ops must be at least 1, got {max_ops}")
     switches = {"layouts": layouts, "weights": weights, "handlers": handlers, "cast_inputs": cast_inputs}
+    if isinstance(ensure, str):
+        raise ValueError(f"programs: ensure takes a tuple of names, e.g. ensure=({ensure!r},)")
     for name in ensure:
         if name not in switches:
             raise ValueError(f"programs: cannot ensure {name!r}; choose among {', '.join(ENSURABLE)}")
