@@ -371,4 +371,4 @@ def test_programs_refuses_an_ensure_it_cannot_keep() -> None:
     with pytest.raises(ValueError, match="ensure='weights' needs weights=True"):
         programs(weights=False, ensure=("weights",))
     with pytest.raises(ValueError, match=r"ensure takes a tuple of names, e.g. ensure=\('layouts',\)"):
-        programs(ensure="layouts")  # type: ignore[arg-type]
+        programs(ensure="layouts")

@@ -45,7 +45,7 @@ is compared. With ``failing=True`` exactly one construct breaks one of these rul
 (``_failures``), at the entry's top level, so it runs.
 """
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 import torch
@@ -125,7 +125,7 @@ def _input_text(x: object) -> str:
 def programs(
     *, max_ops: int = 8, loops: bool = True, calls: bool = True, tuples: bool = True, dim_vars: bool = True,
     names: bool = True, weak_values: bool = False, layouts: bool = True, weights: bool = True,
-    handlers: bool = True, cast_inputs: bool = True, failing: bool = False, ensure: "tuple[str, ...]" = (),
+    handlers: bool = True, cast_inputs: bool = True, failing: bool = False, ensure: Collection[str] = (),
 ) -> "st.SearchStrategy[Program]":
     """Random well-typed programs with matching inputs.
 
