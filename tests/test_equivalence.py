@@ -37,6 +37,8 @@ def test_same_error_on_both_routes_is_ok_with_nothing_compared() -> None:
     report = tfexec.check_equivalence(small(), torch.randn(5, 2))
     assert report.ok and report.compared == 0
     assert report.error is not None and "expected rank 1" in report.error
+    summary = str(report).splitlines()[-1]  # the routes agree, but the verdict never says OK of a failure
+    assert summary.startswith("FAILED ALIKE: the program fails the same way on both routes") and "OK" not in summary
 
 
 _counter = itertools.count()

@@ -17,12 +17,29 @@ import pytest
 import torch
 from hypothesis import HealthCheck, Phase, given, settings
 
-from tfexec import Call, Constant, Function, GridRegionExpr, Tuple, TupleGetItem, Var, check_equivalence, evaluate, lower, ops
+from tfexec import (
+    Call,
+    Constant,
+    ConstTensor,
+    Function,
+    GridRegionExpr,
+    Layout,
+    Op,
+    ShardLayout,
+    Tuple,
+    TupleGetItem,
+    Var,
+    check_equivalence,
+    evaluate,
+    lower,
+    ops,
+)
 from tfexec.ir.dims import DimVar
 from tfexec.ir.dtypes import DType
 from tfexec.ir.graph import loop_plan, post_order
+from tfexec.ir.ops.distribution import Reshard
 from tfexec.ir.types import TensorType, TupleType
-from tfexec.testing import Program, programs
+from tfexec.testing import ENSURABLE, FAILURE_KINDS, Program, handlers, programs
 
 _FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 _SLOW = settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -49,7 +66,7 @@ def _assert_same(ours: object, theirs: object, program: Program) -> None:
 
 
 def _check_routes(program: Program, loops: str) -> None:
-    report = check_equivalence(program.function, *program.inputs, loops=loops)  # type: ignore[arg-type]
+    report = check_equivalence(program.target, *program.inputs, loops=loops)  # type: ignore[arg-type]
     assert report.ok, f"{program!r}\n{report}"
     assert report.compared > 0, f"{program!r}\n{report}"
 
@@ -69,9 +86,9 @@ def test_routes_agree_per_iteration(program: Program) -> None:
 @_FAST
 @given(programs())
 def test_run_equals_evaluate(program: Program) -> None:
-    expected = evaluate(program.function, *program.inputs)
-    _assert_same(lower(program.function).run(*program.inputs), expected, program)
-    _assert_same(lower(program.function, check="full").run(*program.inputs), expected, program)
+    expected = evaluate(program.target, *program.inputs)
+    _assert_same(lower(program.target).run(*program.inputs), expected, program)
+    _assert_same(lower(program.target, check="full").run(*program.inputs), expected, program)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -88,9 +105,9 @@ def test_routes_agree_with_weak_values(program: Program) -> None:
 def test_routes_agree_many(program: Program) -> None:
     _check_routes(program, "collapse")
     _check_routes(program, "expand")
-    expected = evaluate(program.function, *program.inputs)
-    _assert_same(lower(program.function).run(*program.inputs), expected, program)
-    _assert_same(lower(program.function, check="full").run(*program.inputs), expected, program)
+    expected = evaluate(program.target, *program.inputs)
+    _assert_same(lower(program.target).run(*program.inputs), expected, program)
+    _assert_same(lower(program.target, check="full").run(*program.inputs), expected, program)
 
 
 # -- disagreements found by the strategy, minimised, now fixed ------------------------------
@@ -136,10 +153,52 @@ def test_weak_scalar_read_directly_runs_as_typed() -> None:
 # -- the strategy covers what it promises ---------------------------------------------------
 
 
-def _features(fn: Function, out: collections.Counter[str]) -> None:
-    """Count the constructs of ``fn`` (and its callees, and loop bodies) into ``out``."""
+def _layout_kinds(t: object) -> set[str]:
+    """The kinds of layout a type carries (its fields' too): ``Layout``, ``ShardLayout``, ``split``."""
+    if isinstance(t, TupleType):
+        return set().union(*(_layout_kinds(f) for f in t.fields))
+    assert isinstance(t, TensorType)
+    if isinstance(t.layout, ShardLayout):
+        return {"ShardLayout", "split"} if t.layout.splits else {"ShardLayout"}
+    return {"Layout"} if isinstance(t.layout, Layout) else set()
+
+
+_HANDLER_NAMES = {cls.name for cls in handlers.HANDLER_OPS}
+
+
+def _call_features(node: Call, op: Op, out: collections.Counter[str]) -> None:
+    """Count what an op call shows: its op, weak operands, computed slice starts, layouts."""
+    out[op.name] += 1
+    if any(isinstance(a, Constant) and a.weak for a in node.args):
+        out["weak scalar"] += 1
+        if op.name in _HANDLER_NAMES:
+            out["handler of a weak scalar"] += 1
+    if op.name == "slice" and isinstance(node.args[1], Tuple):
+        if any(isinstance(s, Call) for s in node.args[1].fields):
+            out["computed slice start"] += 1
+    operand_layouts = set().union(*(_layout_kinds(a.checked_type) for a in node.args if a.checked_type is not None))
+    if isinstance(op, Reshard):
+        kinds = _layout_kinds(TensorType((), DType.float32, op.layout))
+        out["reshard to none" if not kinds else "reshard to a split ShardLayout" if "split" in kinds else f"reshard to a {type(op.layout).__name__}"] += 1
+    if op.name == "local":
+        of = "ShardLayout" if "ShardLayout" in operand_layouts else "Layout" if operand_layouts else "plain"
+        out[f"local of a {of} value"] += 1
+    if op.name in _HANDLER_NAMES:
+        if operand_layouts:
+            out["handler of a laid-out value"] += 1
+        if any(isinstance(a.checked_type, TupleType) for a in node.args):
+            out["handler of a tuple"] += 1
+    elif operand_layouts:
+        out["op of a laid-out value"] += 1
+
+
+def _features(program: Program, out: collections.Counter[str]) -> None:
+    """Count the constructs of ``program`` (its function, callees and loop bodies, its inputs
+    and weights) into ``out``."""
+    fn = program.function
     todo, seen = [fn], set()
     calls: collections.Counter[int] = collections.Counter()
+    weight_nodes: dict[str, set[int]] = collections.defaultdict(set)
     while todo:
         f = todo.pop()
         if id(f) in seen:
@@ -150,6 +209,8 @@ def _features(fn: Function, out: collections.Counter[str]) -> None:
             out["dimvar param"] += 1
         if any(isinstance(p.type, TupleType) for p in f.params):
             out["tuple param"] += 1
+        for kind in set().union(*(_layout_kinds(p.type) for p in f.params)):
+            out[f"{kind} param" if f is fn else f"{kind} callee param"] += 1
         nodes = post_order([f.body])
         while nodes:
             node = nodes.pop()
@@ -161,15 +222,19 @@ def _features(fn: Function, out: collections.Counter[str]) -> None:
                 calls[id(node.target)] += 1
                 todo.append(node.target)
             elif isinstance(node, Call):
-                out[node.target.name] += 1
-                if any(isinstance(a, Constant) and a.weak for a in node.args):
-                    out["weak scalar"] += 1
-                if node.target.name == "slice" and isinstance(node.args[1], Tuple):
-                    if any(isinstance(s, Call) for s in node.args[1].fields):
-                        out["computed slice start"] += 1
+                _call_features(node, node.target, out)
+            elif isinstance(node, ConstTensor):
+                out["ConstTensor"] += 1
+                weight_nodes[node.name].add(id(node))
+                if f is not fn:
+                    out["weight in a callee"] += 1
             elif isinstance(node, GridRegionExpr):
                 n = len(node.carried_args)
                 out["loop without carries" if n == 0 else "loop with one carry" if n == 1 else "loop with several carries"] += 1
+                if any(_layout_kinds(v.type) for v in node.carried_args):
+                    out["laid-out carry"] += 1
+                if any(isinstance(e, ConstTensor) for e in post_order([node.body, *node.yield_values])):
+                    out["weight read in a loop body"] += 1
                 body = loop_plan(node).schedule
                 if any(isinstance(n, GridRegionExpr) for n in body):
                     out["nested loop"] += 1
@@ -178,6 +243,56 @@ def _features(fn: Function, out: collections.Counter[str]) -> None:
                 out[type(node).__name__] += 1
     if any(n > 1 for n in calls.values()):
         out["callee called twice"] += 1
+    if any(len(ids) > 1 for ids in weight_nodes.values()):
+        out["weight named by two nodes"] += 1
+    if program.module is not None and any("." in name for name in program.weights):
+        out["dotted weight name"] += 1
+    for x, p in zip(program.inputs, fn.params):
+        _input_features(x, p.type, out)
+
+
+def _input_features(x: object, t: object, out: collections.Counter[str]) -> None:
+    """Count the inputs that need casting to their parameter's type."""
+    if isinstance(t, TupleType):
+        if isinstance(x, list):
+            out["tuple input as a list"] += 1
+        assert isinstance(x, (tuple, list))
+        for f, ft in zip(x, t.fields):
+            _input_features(f, ft, out)
+    elif isinstance(x, torch.Tensor):
+        assert isinstance(t, TensorType)
+        if x.dtype != t.dtype.torch:
+            out["input of another dtype"] += 1
+    else:
+        out["list input" if isinstance(x, list) else "Python scalar input"] += 1
+
+
+_EXPECTED = {
+    "add", "sub", "mul", "div", "pow", "maximum", "eq", "where", "cast", "exp", "log", "matmul", "reduce",
+    "argmax", "softmax", "rms_norm", "layer_norm", "reshape", "transpose", "broadcast_to", "concat", "slice",
+    "take", "full", "arange", "dim_mul", "dim_add", "dim_mod", "call", "callee", "callee called twice",
+    "loop without carries", "loop with one carry", "loop with several carries", "nested loop", "Tuple",
+    "TupleGetItem", "tuple param", "weak scalar", "computed slice start", "dimvar param", "operand used twice",
+    # layouts
+    "Layout param", "ShardLayout param", "split param", "ShardLayout callee param", "reshard to a Layout",
+    "reshard to a ShardLayout", "reshard to a split ShardLayout", "reshard to none", "local of a ShardLayout value",
+    "local of a Layout value", "local of a plain value", "laid-out carry", "op of a laid-out value",
+    # weights
+    "ConstTensor", "weight in a callee", "weight read in a loop body", "weight named by two nodes", "dotted weight name",
+    # plain handlers
+    "testing_pass", "testing_scale", "testing_split", "testing_probe", "handler of a laid-out value",
+    "handler of a weak scalar", "handler of a tuple",
+    # inputs that need casting
+    "input of another dtype", "list input", "Python scalar input", "tuple input as a list",
+}
+
+
+_IN_THE_DEFAULT_MIX = {
+    "reshard", "local", "Layout param", "ShardLayout param", "ConstTensor", "testing_pass", "testing_scale",
+    "testing_probe", "input of another dtype", "list input",
+}
+"""New constructs ``programs()`` draws by default, at a modest rate: each in a fixed sample
+of 600 default programs on its own (the finer variants above need the ensured sample too)."""
 
 
 def test_strategy_covers_its_constructs() -> None:
@@ -186,20 +301,74 @@ def test_strategy_covers_its_constructs() -> None:
     @settings(max_examples=600, deadline=None, derandomize=True, database=None, phases=[Phase.generate])
     @given(programs(max_ops=10))
     def collect(program: Program) -> None:
-        _features(program.function, seen)
+        _features(program, seen)
 
     collect()
-    expected = {
-        "add", "sub", "mul", "div", "pow", "maximum", "eq", "where", "cast", "exp", "log", "matmul", "reduce",
-        "argmax", "softmax", "rms_norm", "layer_norm", "reshape", "transpose", "broadcast_to", "concat", "slice",
-        "take", "full", "arange", "dim_mul", "dim_add", "dim_mod", "call", "callee", "callee called twice",
-        "loop without carries", "loop with one carry", "loop with several carries", "nested loop", "Tuple",
-        "TupleGetItem", "tuple param", "weak scalar", "computed slice start", "dimvar param", "operand used twice",
-    }
-    missing = sorted(expected - set(seen))
-    assert not missing, f"not generated in 600 programs: {missing} (seen: {dict(seen)})"
+    default = set(seen)
+    assert not _IN_THE_DEFAULT_MIX - default, f"not in 600 default programs: {sorted(_IN_THE_DEFAULT_MIX - default)}"
+
+    @settings(max_examples=100, deadline=None, derandomize=True, database=None, phases=[Phase.generate])
+    @given(programs(max_ops=10, ensure=ENSURABLE))
+    def collect_ensured(program: Program) -> None:
+        _features(program, seen)
+
+    collect_ensured()
+    missing = sorted(_EXPECTED - set(seen))
+    assert not missing, f"not generated in 600 default and 100 ensured programs: {missing} (seen: {dict(seen)})"
+    assert "testing_fail" not in seen  # the failing handler is planted only with failing=True
+
+
+def test_failing_strategy_plants_every_kind_of_failure() -> None:
+    kinds: collections.Counter[str] = collections.Counter()
+
+    @settings(max_examples=80, deadline=None, derandomize=True, database=None, phases=[Phase.generate])
+    @given(programs(failing=True))
+    def collect(program: Program) -> None:
+        assert program.failure in FAILURE_KINDS and program.error
+        kinds[program.failure] += 1
+
+    collect()
+    assert set(kinds) == set(FAILURE_KINDS), dict(kinds)
+
+
+@pytest.mark.parametrize("construct", ENSURABLE)
+def test_ensured_constructs_occur_in_every_program(construct: str) -> None:
+    feature = {"layouts": ("reshard", "local"), "weights": ("ConstTensor",), "handlers": tuple(_HANDLER_NAMES),
+               "cast_inputs": ("input of another dtype", "list input", "Python scalar input")}[construct]
+
+    @settings(max_examples=30, deadline=None, derandomize=True, database=None, phases=[Phase.generate])
+    @given(programs(ensure=(construct,)))
+    def check(program: Program) -> None:
+        seen: collections.Counter[str] = collections.Counter()
+        _features(program, seen)
+        assert any(seen[f] for f in feature), f"{program!r}\n{dict(seen)}"
+
+    check()
+
+
+def test_switched_off_constructs_do_not_occur() -> None:
+    @settings(max_examples=60, deadline=None, derandomize=True, database=None, phases=[Phase.generate])
+    @given(programs(layouts=False, weights=False, handlers=False, cast_inputs=False))
+    def check(program: Program) -> None:
+        seen: collections.Counter[str] = collections.Counter()
+        _features(program, seen)
+        off = {"reshard", "local", "ConstTensor", *_HANDLER_NAMES, "input of another dtype", "list input",
+               "Python scalar input", "tuple input as a list"}
+        assert not off & set(seen), f"{program!r}\n{dict(seen)}"
+        assert program.module is None and program.target is program.function
+
+    check()
 
 
 def test_programs_refuses_a_bad_size() -> None:
     with pytest.raises(ValueError, match="max_ops must be at least 1, got 0"):
         programs(max_ops=0)
+
+
+def test_programs_refuses_an_ensure_it_cannot_keep() -> None:
+    with pytest.raises(ValueError, match="cannot ensure 'loops'; choose among layouts, weights, handlers, cast_inputs"):
+        programs(ensure=("loops",))
+    with pytest.raises(ValueError, match="ensure='weights' needs weights=True"):
+        programs(weights=False, ensure=("weights",))
+    with pytest.raises(ValueError, match=r"ensure takes a tuple of names, e.g. ensure=\('layouts',\)"):
+        programs(ensure="layouts")

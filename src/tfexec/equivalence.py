@@ -116,8 +116,12 @@ class EquivalenceReport:
         if self.lowering_error is not None and self.error is None:
             lines.append(f"lowering raised: {self.lowering_error}")
         lines.append(self.validation_line)
-        verdict = "OK" if self.ok else ("NOT VALIDATED" if self.compared_ok else "MISMATCH")
-        summary = f"{verdict}: {self.compared} node(s) compared, {len(self.mismatches)} mismatch(es)"
+        if self.ok and self.error is not None:  # the routes agree, but on a failure: never "OK"
+            verdict = "FAILED ALIKE"
+            summary = f"{verdict}: the program fails the same way on both routes; {self.compared} node(s) compared before it"
+        else:
+            verdict = "OK" if self.ok else ("NOT VALIDATED" if self.compared_ok else "MISMATCH")
+            summary = f"{verdict}: {self.compared} node(s) compared, {len(self.mismatches)} mismatch(es)"
         if self.first_divergence is not None:
             m = self.first_divergence
             summary += f"; first divergence at {m.key} ({m.description}): {m.reason}"

@@ -48,7 +48,7 @@ def _bits(x: object) -> object:
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(programs())
 def test_hiding_undeclared_slots_changes_no_value(program: Program) -> None:
-    graph = lower(program.function)
+    graph = lower(program.target)
     expected = [_bits(v) for v in graph.eval(*program.inputs, check="off")]
     with pytest.MonkeyPatch.context() as m:
         m.setattr(Body, "execute", _hiding_execute)

@@ -222,6 +222,21 @@ def test_const_tensor_is_read_once_across_both_routes_and_is_the_same_tensor() -
     assert COUNTS["seen"] == 6  # once per evaluation (six above, two inside check_equivalence), not per iteration
 
 
+def test_a_weight_with_a_dim_only_the_module_declares_agrees_on_both_routes() -> None:
+    """A weight's dims are bound by the module, not by the inputs: both routes accept it,
+    in every checking mode, with equal values (the lowering's checks refuse nothing the
+    visitor accepts)."""
+    h = DimVar("H")
+    x = Var("x", TensorType((h,), DType.float32))
+    fn = Function("f", (x,), Tuple((ops.add(ConstTensor("w", f32[h]), x), ConstTensor("w", f32[h]))))
+    module = IRModule({"f": fn}, {"w": f32[h]}, entry="f")
+    loaded = LoadedModule.from_reading(module, {"w": torch.arange(4.0)})
+    expected = tfexec.evaluate(loaded, torch.ones(4))
+    for mode in ("off", "boundary", "full"):
+        assert_same(tfexec.lower(loaded).run(torch.ones(4), check=mode), expected)  # type: ignore[arg-type]
+    assert_routes_agree(loaded, torch.ones(4))  # type: ignore[arg-type]
+
+
 # -- op calls: the same value rule --------------------------------------------------------------
 
 

@@ -23,10 +23,10 @@ _SLOW = settings(max_examples=300, deadline=None, suppress_health_check=[HealthC
 
 
 def _validates_and_agrees(program: Program) -> None:
-    graph = lower(program.function)
+    graph = lower(program.target)
     report = validate(graph)
     assert report.ok, f"{program!r}\n{report}"
-    equivalence = check_equivalence(program.function, *program.inputs, loops="expand")
+    equivalence = check_equivalence(program.target, *program.inputs, loops="expand")
     assert equivalence.ok and equivalence.compared > 0, f"{program!r}\n{equivalence}"
     assert equivalence.validation is not None and equivalence.validation.ok
 
@@ -54,7 +54,7 @@ def _corrupted(draw: st.DrawFn) -> tuple[Program, ForwardGraph, str]:
     """A program and its lowering with one node's reads corrupted: two swapped, or one pointed
     at another earlier slot of the same declared type."""
     program = draw(programs(weak_values=True))
-    graph = lower(program.function)
+    graph = lower(program.target)
     nodes = list(graph.nodes)
     candidates = [i for i, n in enumerate(nodes) if n.reads]
     assume(candidates)
@@ -86,7 +86,7 @@ def _sound(program: Program, corrupted: ForwardGraph, what: str) -> None:
     if not validate(corrupted).ok:
         return  # refused: nothing more to show
     with mock.patch.object(tfexec.equivalence, "lower", lambda target, *a, **k: corrupted):
-        report = check_equivalence(program.function, *program.inputs, loops="expand")
+        report = check_equivalence(program.target, *program.inputs, loops="expand")
     assert report.compared_ok, f"{program!r}\n{what}\nvalidated, but at run time:\n{report}"
 
 

@@ -11,12 +11,12 @@ import torch
 from hypothesis import strategies as st
 
 from tfexec import ops
-from tfexec.ir.dims import ShapeDim, dim_expr
+from tfexec.ir.dims import ShapeDim
 from tfexec.ir.dtypes import DType
 from tfexec.ir.expr import Call, Constant
 from tfexec.ir.ops.reduction import ReduceKind
 from tfexec.ir.types import TensorType
-from tfexec.testing._gen import I64_SCALAR, SCALARS, Gen, Val, broadcast, draw_dtype, scalar_for
+from tfexec.testing._gen import I64_SCALAR, SCALARS, Gen, Val, broadcast, draw_dtype, regroup, scalar_for
 from tfexec.testing._operands import index_operand, partner, safe_positive, shape_of, small_int, value_of_type
 
 Build2 = Callable[[ops.Operand, ops.Operand], Call]
@@ -178,38 +178,12 @@ def _normalise(g: Gen) -> Val | None:
     return g.emit(ops.layer_norm(x.expr, *weights, axes=axes), bounded=x.bounded)
 
 
-def _prime_factors(n: int) -> list[int]:
-    """``n``'s prime factors, with multiplicity (none for 1)."""
-    out, p = [], 2
-    while n > 1:
-        while n % p == 0:
-            out.append(p)
-            n //= p
-        p += 1
-    return out
-
-
 def _reshape(g: Gen) -> Val | None:
     """``reshape``: the shape's factors (primes and symbolic dims) regrouped in any order."""
     x = g.pick()
     if x is None:
         return None
-    atoms: list[ShapeDim] = []
-    for d in x.type.shape:
-        atoms.extend(_prime_factors(d) if isinstance(d, int) else [d])
-    atoms = list(g.draw(st.permutations(atoms)))
-    shape: list[ShapeDim] = []
-    if atoms:
-        groups = g.draw(st.integers(1, min(3, len(atoms))))
-        cuts = sorted(g.draw(st.permutations(range(1, len(atoms))))[: groups - 1])
-        for lo, hi in zip([0, *cuts], [*cuts, len(atoms)]):
-            dim: ShapeDim = 1
-            for atom in atoms[lo:hi]:
-                dim = dim_expr("mul", dim, atom)
-            shape.append(dim)
-    for _ in range(g.draw(st.integers(0, 1))):
-        shape.insert(g.draw(st.integers(0, len(shape))), 1)
-    return g.emit(ops.reshape(x.expr, shape=tuple(shape)), bounded=x.bounded)
+    return g.emit(ops.reshape(x.expr, shape=regroup(g, x.type.shape)), bounded=x.bounded)
 
 
 def _transpose(g: Gen) -> Val | None:

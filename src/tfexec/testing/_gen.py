@@ -8,23 +8,25 @@ the op's own type rule, so the pool's types are the ones ``infer_types`` compute
 
 import itertools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 from hypothesis import strategies as st
 
 from tfexec import ops
-from tfexec.ir.dims import DimError, DimVar, ShapeDim, resolve_dim
+from tfexec.ir.dims import DimError, DimVar, ShapeDim, dim_expr, resolve_dim
 from tfexec.ir.dtypes import DType
-from tfexec.ir.expr import Call, Constant, Expr, Function, Tuple, TupleGetItem, Var
+from tfexec.ir.expr import Call, Constant, ConstTensor, Expr, Function, Tuple, TupleGetItem, Var
 from tfexec.ir.ops.base import Operand, TypeRuleError
 from tfexec.ir.ops.promotion import broadcast_shapes
 from tfexec.ir.span import Span
 from tfexec.ir.types import TensorType, TupleType, Type
+from tfexec.ir.weak import weak_source
 
 I64_SCALAR = TensorType((), DType.int64)
-SCALARS: tuple[bool | int | float, ...] = (1.0, 2, 0.5, -1, True, -1.5, 0)
-"""The Python scalars drawn as weak operands."""
+SCALARS: tuple[bool | int | float, ...] = (1.0, 2, 0.5, -1, True, -1.5, 0, 0.1)
+"""The Python scalars drawn as weak operands (0.1 is not a float32: an f64 operand tells
+whether a route rounded it to one)."""
 NAMES = ("h", "t", "acc")
 """Binding names given to some nodes (few, so that they repeat)."""
 
@@ -40,7 +42,23 @@ class Config:
     dim_vars: bool
     names: bool
     weak_values: bool
+    layouts: bool = False
+    weights: bool = False
+    handlers: bool = False
+    cast_inputs: bool = False
+    failing: bool = False
+    ensure: frozenset[str] = frozenset()
     max_loop_depth: int = 2
+
+
+@dataclass(eq=False, slots=True)
+class Weights:
+    """The module constants (``ConstTensor`` weights) drawn so far, shared by the entry
+    function and its callees: each name's declared type and its data."""
+
+    rng: torch.Generator
+    types: dict[str, TensorType] = field(default_factory=dict)
+    data: dict[str, torch.Tensor] = field(default_factory=dict)
 
 
 @dataclass(eq=False, slots=True)
@@ -70,11 +88,12 @@ class Gen:
 
     def __init__(
         self, draw: st.DrawFn, config: Config, rng: torch.Generator | None, known: dict[str, int],
-        dim_vars: tuple[DimVar, ...], name: str,
+        dim_vars: tuple[DimVar, ...], name: str, weights: Weights,
     ) -> None:
         self.draw = draw
         self.config = config
         self.rng = rng  # None in a callee: its parameters get their values at the call sites
+        self.weights = weights
         self.known = known
         self.dim_vars = dim_vars
         self.name = name
@@ -112,9 +131,13 @@ class Gen:
 
     def operand(self, expr: Expr) -> Operand:
         """What the op's type rule sees of ``expr`` (as ``infer_types`` builds it)."""
+        source = weak_source(expr)  # weakness follows tuple fields and callee bodies, as for infer_types
+        if source is not None:
+            static = source.value if isinstance(source.value, int) and not isinstance(source.value, bool) else None
+            return Operand(self.type_of(expr), True, static)
         if isinstance(expr, Constant):
             static = expr.value if isinstance(expr.value, int) and not isinstance(expr.value, bool) else None
-            return Operand(expr.type, expr.weak, static)
+            return Operand(expr.type, False, static)
         return Operand(self.type_of(expr))
 
     def pick(self, pred: Callable[[Val], bool] = lambda v: True) -> Val | None:
@@ -146,7 +169,7 @@ class Gen:
         var = Var(f"{'a' if self.is_callee else 'p'}{len(self.params)}", t)
         self.params.append(var)
         if self.rng is not None:
-            self.inputs.append(tensor_for(self, t, low, high))
+            self.inputs.append(input_for(self, tensor_for(self, t, low, high)))
         return self.add(Val(var, t, not self.is_callee, computed=False), scope=0)
 
     # nodes ----------------------------------------------------------------------------
@@ -171,13 +194,14 @@ class Gen:
         return Call(call.target, call.args, span=span)
 
     def result(self) -> tuple[Expr, Type]:
-        """The function body: every computed value nothing reads (a tuple when several)."""
+        """The function body: every computed value nothing reads (a tuple when several), and
+        at least one with a node key (an op result), so that every program compares a node."""
         sinks = [v for v in self.scopes[0] if v.computed and id(v.expr) not in self.used]
-        if not sinks:
+        if not any(_has_a_key(v.expr) for v in sinks):  # none, or only weights (which have no key)
             base = self.pick() or self.fresh(TensorType(self.shape(), DType.float32))
             sink = self.emit(ops.add(base.expr, 1.0), bounded=False)
             assert sink is not None
-            sinks = [sink]
+            sinks = [v for v in sinks if v is not base] + [sink]
         if len(sinks) == 1:
             return sinks[0].expr, sinks[0].type
         if self.config.tuples and len(sinks) > 2 and self.draw(st.booleans()):  # a nested result tuple
@@ -198,6 +222,14 @@ class Gen:
                 self.project(item, f, bounded)
 
 
+def _has_a_key(expr: Expr) -> bool:
+    """Whether the value of ``expr`` is a node's that both tables key: not a weight, a
+    parameter or a constant, nor such a value read back through a tuple built in the program."""
+    while isinstance(expr, TupleGetItem) and isinstance(expr.tuple, Tuple):
+        expr = expr.tuple.fields[expr.index]
+    return not isinstance(expr, (ConstTensor, Constant, Var))
+
+
 def deep_ids(exprs: Sequence[Expr]) -> set[int]:
     """The ids of ``exprs`` and of the fields of those that are tuples (slice starts)."""
     out: set[int] = set()
@@ -208,18 +240,37 @@ def deep_ids(exprs: Sequence[Expr]) -> set[int]:
     return out
 
 
-def tensor_for(g: Gen, t: TensorType, low: int | None, high: int | None) -> torch.Tensor:
-    """Concrete values for a parameter: multiples of 1/4 in [-2, 2], ints in [-2, 2], or [low, high)."""
+def tensor_for(
+    g: Gen, t: TensorType, low: int | None, high: int | None, *, rng: torch.Generator | None = None
+) -> torch.Tensor:
+    """Concrete values for a parameter (or, drawn from ``rng``, a weight): multiples of 1/4
+    in [-2, 2], ints in [-2, 2], or [low, high)."""
     shape = tuple(resolve_dim(d, g.known) for d in t.shape)
+    gen = rng if rng is not None else g.rng
     if low is not None and high is not None:
-        data = torch.randint(low, high, shape, generator=g.rng)
+        data = torch.randint(low, high, shape, generator=gen)
     elif t.dtype.is_floating:
-        data = torch.randint(-8, 9, shape, generator=g.rng).to(torch.float32) / 4
+        data = torch.randint(-8, 9, shape, generator=gen).to(torch.float32) / 4
     elif t.dtype is DType.bool:
-        data = torch.randint(0, 2, shape, generator=g.rng).bool()
+        data = torch.randint(0, 2, shape, generator=gen).bool()
     else:
-        data = torch.randint(-2, 3, shape, generator=g.rng)
+        data = torch.randint(-2, 3, shape, generator=gen)
     return data.to(t.dtype.torch)
+
+
+CAST_SOURCES = (DType.float32, DType.float64, DType.int32, DType.int64, DType.int16, DType.bool)
+"""The dtypes an input may come in when it needs casting to its parameter's dtype."""
+
+
+def input_for(g: Gen, data: torch.Tensor) -> object:
+    """The input a run is given for ``data``: usually ``data`` itself; with ``cast_inputs``,
+    sometimes a Python list (or scalar) of it, or ``data`` in another dtype — both routes
+    then bind the cast of that input (a float input of an integer parameter truncates)."""
+    if not g.config.cast_inputs or g.draw(st.integers(0, 7)) != 0:
+        return data
+    if g.draw(st.booleans()):
+        return data.tolist()
+    return data.to(g.draw(st.sampled_from([d for d in CAST_SOURCES if d.torch != data.dtype])).torch)
 
 
 def broadcast(*shapes: tuple[ShapeDim, ...]) -> tuple[ShapeDim, ...] | None:
@@ -247,3 +298,35 @@ def scalar_for(g: Gen, dtype: DType) -> bool | int | float:
 def ids(exprs: Sequence[Expr]) -> set[int]:
     """The ids of ``exprs`` (the generator marks values read by adding them to ``Gen.used``)."""
     return {id(e) for e in exprs}
+
+
+def _prime_factors(n: int) -> list[int]:
+    """``n``'s prime factors, with multiplicity (none for 1)."""
+    out, p = [], 2
+    while n > 1:
+        while n % p == 0:
+            out.append(p)
+            n //= p
+        p += 1
+    return out
+
+
+def regroup(g: Gen, shape: tuple[ShapeDim, ...]) -> tuple[ShapeDim, ...]:
+    """Another shape of as many elements: ``shape``'s factors (primes and symbolic dims)
+    regrouped in any order, maybe with a size-1 axis inserted (``reshape``, ``Layout``)."""
+    atoms: list[ShapeDim] = []
+    for d in shape:
+        atoms.extend(_prime_factors(d) if isinstance(d, int) else [d])
+    atoms = list(g.draw(st.permutations(atoms)))
+    out: list[ShapeDim] = []
+    if atoms:
+        groups = g.draw(st.integers(1, min(3, len(atoms))))
+        cuts = sorted(g.draw(st.permutations(range(1, len(atoms))))[: groups - 1])
+        for lo, hi in zip([0, *cuts], [*cuts, len(atoms)]):
+            dim: ShapeDim = 1
+            for atom in atoms[lo:hi]:
+                dim = dim_expr("mul", dim, atom)
+            out.append(dim)
+    for _ in range(g.draw(st.integers(0, 1))):
+        out.insert(g.draw(st.integers(0, len(out))), 1)
+    return tuple(out)

@@ -7,25 +7,27 @@ from tfexec import ops
 from tfexec.ir.dims import ShapeDim
 from tfexec.ir.dtypes import DType
 from tfexec.ir.expr import Constant, Var
-from tfexec.ir.types import TensorType, TupleType
-from tfexec.testing._gen import I64_SCALAR, SCALARS, Gen, Val, broadcast, draw_dtype, scalar_for, tensor_for
+from tfexec.ir.types import Layout, ShardLayout, TensorType, TupleType
+from tfexec.testing._gen import I64_SCALAR, SCALARS, Gen, Val, broadcast, draw_dtype, input_for, scalar_for, tensor_for
+from tfexec.testing._layouts import laid_out
 
 
 def initial_params(g: Gen) -> None:
     """One parameter per ``DimVar`` (so each is bound by an input), a few more, and maybe a
-    tuple-typed parameter."""
+    tuple-typed parameter; with ``layouts``, some declared with a layout."""
     for dv in g.dim_vars:
         shape = list(g.shape(2))
         shape.insert(g.draw(st.integers(0, len(shape))), dv)
-        g.fresh(TensorType(tuple(shape), DType.float32))
+        g.fresh(laid_out(g, TensorType(tuple(shape), DType.float32)))
     for _ in range(g.draw(st.integers(0 if g.dim_vars else 1, 2))):
-        g.fresh(TensorType(g.shape(), draw_dtype(g)))
+        g.fresh(laid_out(g, TensorType(g.shape(), draw_dtype(g))))
     if g.config.tuples and g.draw(st.integers(0, 3)) == 0:
-        fields = tuple(TensorType(g.shape(2), draw_dtype(g)) for _ in range(2))
+        fields = tuple(laid_out(g, TensorType(g.shape(2), draw_dtype(g))) for _ in range(2))
         t = TupleType(fields)
         var = Var(f"p{len(g.params)}", t)
         g.params.append(var)
-        g.inputs.append(tuple(tensor_for(g, f, None, None) for f in fields))
+        items = [input_for(g, tensor_for(g, f, None, None)) for f in fields]
+        g.inputs.append(list(items) if g.config.cast_inputs and g.draw(st.integers(0, 3)) == 0 else tuple(items))
         g.project(var, t, True)
         for v in g.scopes[0][-2:]:
             v.computed = False
@@ -59,7 +61,8 @@ def partner(g: Gen, shape: tuple[ShapeDim, ...]) -> tuple[ops.Operand, bool]:
 
 
 def value_of_type(g: Gen, t: TensorType) -> Val:
-    """A value of exactly type ``t``: from the pool, a ``full``, or a fresh parameter."""
+    """A value of exactly type ``t``: from the pool, a ``full`` (resharded to ``t``'s
+    layout), or a fresh parameter."""
     kind = g.draw(st.sampled_from(("pool", "fresh", "full")))
     if kind == "pool":
         v = g.pick(lambda v: v.type == t)
@@ -67,9 +70,17 @@ def value_of_type(g: Gen, t: TensorType) -> Val:
             return v
     if kind == "full":
         v = g.emit(ops.full(shape=t.shape, value=scalar_for(g, t.dtype), dtype=t.dtype), bounded=True)
+        v = None if v is None else relaid(g, v, t.layout)
         if v is not None:
             return v
     return g.fresh(t)
+
+
+def relaid(g: Gen, v: Val, layout: Layout | ShardLayout | None) -> Val | None:
+    """``v`` carrying ``layout``: ``v`` itself when it does, else ``reshard`` of it."""
+    if v.type.layout == layout:
+        return v
+    return g.emit(ops.reshard(v.expr, layout=layout), bounded=v.bounded)
 
 
 def safe_positive(g: Gen, x: Val) -> Val | None:
@@ -117,3 +128,4 @@ def index_operand(g: Gen, max_start: int) -> ops.Operand:
     v = None if v is None else g.emit(ops.dim_add(v.expr, g.draw(st.integers(0, 2))), bounded=True)
     v = None if v is None else g.emit(ops.dim_mod(v.expr, max_start + 1), bounded=True)
     return 0 if v is None else v.expr
+

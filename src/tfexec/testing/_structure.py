@@ -14,7 +14,10 @@ from tfexec.ir.span import Span
 from tfexec.ir.types import TensorType, TupleType, Type
 from tfexec.testing._constructs import OP_CONSTRUCTS
 from tfexec.testing._gen import I64_SCALAR, Callee, Gen, Val, broadcast, deep_ids, draw_dtype, ids
-from tfexec.testing._operands import small_int, value_of_type
+from tfexec.testing._handler_calls import handler_call, probe_call
+from tfexec.testing._layouts import laid_out, local, reshard
+from tfexec.testing._operands import relaid, small_int, value_of_type
+from tfexec.testing._weights import weight
 
 
 def step(g: Gen) -> None:
@@ -22,6 +25,26 @@ def step(g: Gen) -> None:
     for _ in range(4):
         if g.draw(st.sampled_from(CONSTRUCTS))(g) is not None:
             return
+
+
+def ensure(g: Gen, name: str, *, required: bool) -> None:
+    """Add one of the constructs ``programs(ensure=(name,))`` stands for. When ``required``
+    (the entry's top level), make a fresh ``f32[2]`` parameter if the pool fits none, and
+    fail if even that does not help; elsewhere (a callee, a loop body) it is a best effort."""
+    constructs = ENSURED_CONSTRUCTS[name]
+    for attempt in range(16 if required else 4):
+        if attempt == 8:
+            g.fresh(TensorType((2,), DType.float32))
+        if g.draw(st.sampled_from(constructs))(g) is not None:
+            return
+    if required:
+        raise AssertionError(f"programs: could not add any of {[c.__name__ for c in constructs]}")
+
+
+def _ensure_inside(g: Gen) -> None:
+    """The ensured constructs, once each, in a callee or loop body being drawn."""
+    for name in sorted(g.config.ensure & set(ENSURED_CONSTRUCTS)):
+        ensure(g, name, required=False)
 
 
 def _tuple(g: Gen) -> Val | None:
@@ -52,7 +75,9 @@ def _call(g: Gen) -> Val | None:
         return None
     if not g.callees or (len(g.callees) < 2 and g.draw(st.integers(0, 2)) == 0):
         g.callees.append(_callee(g))
-    callee = g.draw(st.sampled_from(g.callees))
+        callee = g.callees[-1]  # a callee made is called at least once
+    else:
+        callee = g.draw(st.sampled_from(g.callees))
     size = g.size()
     args = [value_of_type(g, _as_tensor_type(substitute_type(p.type, {callee.dim.name: size}))).expr
             for p in callee.function.params]
@@ -78,10 +103,11 @@ def _callee(g: Gen) -> Callee:
     """A small function of one or more parameters, the first shaped by its own ``DimVar``
     (sometimes named like one of the caller's: each call binds it afresh)."""
     dim = DimVar(g.draw(st.sampled_from(("M", "B"))))
-    cg = Gen(g.draw, g.config, None, {}, (dim,), f"g{len(g.callees)}")
+    cg = Gen(g.draw, g.config, None, {}, (dim,), f"g{len(g.callees)}", g.weights)
     shape = list(cg.shape(1))
     shape.insert(g.draw(st.integers(0, len(shape))), dim)
-    cg.fresh(TensorType(tuple(shape), g.draw(st.sampled_from((DType.float32, DType.int64)))))
+    cg.fresh(laid_out(cg, TensorType(tuple(shape), g.draw(st.sampled_from((DType.float32, DType.int64))))))
+    _ensure_inside(cg)
     for _ in range(g.draw(st.integers(1, 3))):
         step(cg)
     body, result = cg.result()
@@ -122,6 +148,7 @@ def _loop(g: Gen) -> Val | None:
     g.indices.append((index, trips))
     g.add(Val(index, I64_SCALAR, True, computed=False))
     phi_vals = [g.add(Val(phi, v.type, False, computed=False)) for phi, v in zip(phis, inits)]
+    _ensure_inside(g)
     for _ in range(g.draw(st.integers(1, 3))):
         step(g)
     sinks = [v for v in g.scopes[-1] if v.computed and id(v.expr) not in g.used]
@@ -161,7 +188,8 @@ def _fold(g: Gen, target: Val, src: Val) -> Val:
 
 def _yield(g: Gen, phi: Val, sources: list[Val]) -> Val:
     """The next value of a carry, of exactly the phi's type: the phi updated by the body's
-    otherwise unused values (``_fold``, cast back if promotion changed the dtype), or, when
+    otherwise unused values (``_fold``, cast back if promotion changed the dtype, resharded
+    back to the carry's layout), or, when
     there are none, sometimes another value of that type or the phi itself."""
     kind = "update" if sources else g.draw(st.sampled_from(("update", "same", "identity")))
     if kind == "identity":
@@ -177,8 +205,21 @@ def _yield(g: Gen, phi: Val, sources: list[Val]) -> Val:
         small = small_int(g, y) if phi.type.dtype.is_integral else y
         cast = None if small is None else g.emit(ops.cast(small.expr, dtype=phi.type.dtype), bounded=False)
         y = phi if cast is None else cast
+    if y.type.layout != phi.type.layout:  # an op's result carries no layout: reshard back to the carry's
+        back = relaid(g, y, phi.type.layout)
+        y = phi if back is None else back
     assert y.type == phi.type, f"yield {y.type} for carry {phi.type}"
     return y
 
 
-CONSTRUCTS: tuple[Callable[[Gen], Val | None], ...] = (*OP_CONSTRUCTS, _tuple, _call, _loop, _loop, _call)
+CONSTRUCTS: tuple[Callable[[Gen], Val | None], ...] = (
+    *OP_CONSTRUCTS, _tuple, _call, _loop, _loop, _call, reshard, local, weight, handler_call,
+)
+"""What ``step`` draws from (a construct listed twice is drawn twice as often); the last four
+return None when their switch is off."""
+
+ENSURED_CONSTRUCTS: dict[str, tuple[Callable[[Gen], Val | None], ...]] = {
+    "layouts": (reshard, local), "weights": (weight,), "handlers": (handler_call, probe_call),
+}
+"""The constructs each ``programs(ensure=...)`` name stands for (``cast_inputs`` is about
+the inputs, not a construct)."""
