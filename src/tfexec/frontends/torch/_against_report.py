@@ -34,7 +34,7 @@ def margin(expected: torch.Tensor, actual: torch.Tensor, tolerance: Tolerance) -
     bound = tolerance.atol + tolerance.rtol * e64.abs()
     diff = (a64 - e64).abs()
     ratio = torch.where(same, torch.zeros_like(diff), diff / bound)  # 0 / 0 only where equal
-    return float(torch.nan_to_num(ratio, nan=float("inf")).max())
+    return float(torch.nan_to_num(ratio, nan=float("inf"), posinf=float("inf")).max())
 
 
 @dataclass(frozen=True)

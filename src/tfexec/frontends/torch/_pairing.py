@@ -9,9 +9,12 @@ with the reason: an HIR node a rule built on the way (the transposed weight of a
 HIR node of its own (an identity op, a runtime assertion, a size, a placeholder).
 """
 
+import operator
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+import torch.fx
 
 from tfexec.frontends.torch._provenance import node_span, source_text
 from tfexec.frontends.torch._typing import children_of
@@ -57,10 +60,13 @@ class Pairing:
 
 
 def target_name(node: Any) -> str:
-    """An FX node's target as a user reads it: ``aten.linear.default``, ``operator.getitem``."""
+    """An FX node's target as a user reads it: ``aten.linear.default``; a projection of a
+    multi-output node as that node's target and the index, ``aten.max.dim[1]``."""
     target = node.target
     if isinstance(target, str):
         return target
+    if target is operator.getitem and len(node.args) == 2 and isinstance(node.args[0], torch.fx.Node):
+        return f"{target_name(node.args[0])}[{node.args[1]}]"
     module = getattr(target, "__module__", "")
     if module in ("_operator", "operator"):
         return f"operator.{getattr(target, '__name__', target)}"
