@@ -8,6 +8,10 @@ registry's own entry back afterwards (``eval_registry.add(op, entry, override=Tr
 """
 
 import inspect
+import re
+import shlex
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -21,7 +25,7 @@ import tfexec
 from frontends import models
 from tfexec import EvaluateContext, TensorValue, Value
 from tfexec.cli import main as cli
-from tfexec.compare import EXACT, Tolerance
+from tfexec.compare import DEFAULT_TOLERANCES, EXACT, Tolerance
 from tfexec.frontends.torch import (
     ImportedModule,
     TorchCheckError,
@@ -291,3 +295,38 @@ def test_cli_check_against_torch_reports_a_model_that_does_not_import(capsys: py
     assert cli(["check", f"{models.__file__}:tiny_mlp", "--against", "torch", "--example-shape", "3,9"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("tfexec check: TorchImportError:") and len(err.strip().splitlines()) == 1
+
+
+# -- docs/against-torch.md ----------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = (ROOT / "docs" / "against-torch.md").read_text(encoding="utf-8")
+
+
+def test_the_doc_s_python_runs_as_written_and_prints_what_it_shows(tmp_path: Path) -> None:
+    script = tmp_path / "docs.py"
+    script.write_text("\n".join(re.findall(r"```python\n(.*?)```", DOC, re.DOTALL)), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-W", "ignore", str(script)], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr
+    (shown,) = re.findall(r"```text\n(.*?)```", DOC, re.DOTALL)
+    printed = done.stdout.replace(str(script), "/path/to/docs.py")
+    assert shown.strip() in printed  # the page shows exactly what its example prints
+
+
+def test_the_doc_s_command_runs_and_its_tolerances_are_the_code_s(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (command,) = [line for line in re.findall(r"```bash\n(.*?)```", DOC, re.DOTALL)[0].splitlines() if line.strip()]
+    monkeypatch.chdir(ROOT)
+    argv = shlex.split(command)
+    assert argv[:2] == ["tfexec", "check"] and cli(argv[1:]) == 0
+    assert "OK against PyTorch" in capsys.readouterr().out
+    stated = {m[0]: (float(m[1]), float(m[2])) for m in re.findall(r"\| `(\w+)` \| ([\d.e-]+) \| ([\d.e-]+) \|", DOC)}
+    assert stated == {d.short: (t.rtol, t.atol) for d, t in DEFAULT_TOLERANCES.items()}
+    assert "| integers and `b1` | exact | exact |" in DOC
+
+
+def test_the_readme_links_the_doc_from_the_compiler_engineers_bullet() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    bullet = readme[readme.index("* **Compiler engineers**") : readme.index("* **Spec reviewers**")]
+    assert "--against torch" in bullet and "(docs/against-torch.md)" in bullet
