@@ -229,6 +229,18 @@ def test_check_against_torch_imports_a_function_and_checks_it() -> None:
     assert other.ok and other.comparison.rows[0].shape == "[7, 5]"
 
 
+def test_a_decomposed_import_is_paired_with_the_decomposed_graph() -> None:
+    """``lerp`` has no rule: the import decomposes, and PyTorch runs what was translated."""
+
+    def program(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return torch.lerp(x, y, 0.3) * 2
+
+    report = check_against_torch(program, (torch.randn(3, 4), torch.randn(3, 4)))
+    assert report.ok, report
+    ops = [r.op for r in report.comparison.rows]
+    assert len(ops) > 2 and not any("lerp" in op for op in ops)
+
+
 def test_what_cannot_be_checked_is_refused_with_a_tfexec_error(mlp: tuple[ImportedModule, torch.Tensor], tmp_path: Path) -> None:
     imported, x = mlp
     with pytest.raises(TorchCheckError, match=r"takes 1 input\(s\), got 2"):
@@ -240,6 +252,17 @@ def test_what_cannot_be_checked_is_refused_with_a_tfexec_error(mlp: tuple[Import
         check_imported_against_torch(reloaded, x)  # type: ignore[arg-type]
     with pytest.raises(tfexec.TfexecError, match="x"):
         check_imported_against_torch(imported, torch.randn(3, 9))  # the wrong width: tfexec's binding error
+
+
+def test_pytorch_failing_on_the_exported_program_names_the_node(mlp: tuple[ImportedModule, torch.Tensor]) -> None:
+    """tfexec runs first (its binding errors name the parameter); should PyTorch then fail,
+    the error names the FX node and its line, not a traceback."""
+    from tfexec.frontends.torch._against import torch_values
+
+    imported, _ = mlp
+    assert imported.exported is not None
+    with pytest.raises(TorchCheckError, match=r"failed at .*models\.py:\d+:9 linear = aten\.linear\.default: RuntimeError"):
+        torch_values(imported.exported, (torch.ones(3, 8, dtype=torch.int64),))
 
 
 # -- the command line ---------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from tfexec.compare import NodeInfo, Tolerance, compare_tables, resolve_toleranc
 from tfexec.errors import TfexecError
 from tfexec.frontends.torch._against_report import Margin, TorchCheckReport, margin
 from tfexec.frontends.torch._api import DynamicShapes, ImportedModule, Program, import_module
-from tfexec.frontends.torch._pairing import Pairing, Unpaired, pair, target_name
+from tfexec.frontends.torch._pairing import Paired, Pairing, Unpaired, pair, target_name
 from tfexec.frontends.torch._provenance import node_span
 from tfexec.ir.dtypes import DType
 
@@ -75,12 +75,14 @@ def check_imported_against_torch(
     expected: dict[str, torch.Tensor] = {}
     actual: dict[str, torch.Tensor] = {}
     info: dict[str, NodeInfo] = {}
+    paired: list[Paired] = []
     extra: list[Unpaired] = []
     for p in pairing.paired:
         value = theirs.get(p.fx)
         if not isinstance(value, torch.Tensor):
             extra.append(Unpaired("fx", p.fx, p.target, p.location, f"PyTorch's value is a {type(value).__name__}, not a tensor"))
             continue
+        paired.append(p)
         expected[p.key] = value.detach()
         if p.key in ours:
             actual[p.key] = ours[p.key]
@@ -92,7 +94,7 @@ def check_imported_against_torch(
         for key in expected if key in actual
     ]
     worst = max(margins, key=lambda m: m.ratio, default=None)
-    used = Pairing(pairing.paired, pairing.unpaired_hir, pairing.unpaired_fx + tuple(extra), pairing.placeholders)
+    used = Pairing(tuple(paired), pairing.unpaired_hir, pairing.unpaired_fx + tuple(extra), pairing.placeholders)
     return TorchCheckReport(comparison, used, worst)
 
 
