@@ -4,10 +4,15 @@ ViT (2 layers, hidden 64, vocab 128; random weights from a fixed seed, built off
 Each (a) imports, (b) evaluates on the direct route, (c) runs lowered, (d) matches the
 PyTorch module (fp32, max |Δ| <= 1e-4 * max(1, max |reference|)), (e) passes
 ``check_equivalence``, (f) prints and re-parses to a program that evaluates identically,
-(g) saves and loads as a module directory, and (h) evaluates at another sequence length
-(ViT: another batch size) from the one import. One import per model (module-scoped).
+(g) saves and loads as a module directory, (h) evaluates at another sequence length
+(ViT: another batch size) from the one import, and (i) agrees with PyTorch node by node
+(``check_imported_against_torch``: every paired node within its dtype's tolerance, at both
+sizes); (j) a wrong ``silu`` rule is named first, at its source line. One import per model
+(module-scoped).
 """
 
+import linecache
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,9 +23,11 @@ pytest.importorskip("transformers", reason="the model tests need transformers (t
 
 import tfexec  # noqa: E402
 from tfexec import LoadedModule, describe_expr  # noqa: E402
-from tfexec.frontends.torch import ImportedModule, import_module  # noqa: E402
+from tfexec.frontends.torch import ImportedModule, check_imported_against_torch, import_module  # noqa: E402
 from tfexec.ir.expr import Call  # noqa: E402
 from tfexec.ir.graph import post_order  # noqa: E402
+from tfexec.ir.ops.elementwise import Silu  # noqa: E402
+from tfexec.semantics.keys import node_sources  # noqa: E402
 
 from frontends import hf_models  # noqa: E402
 
@@ -140,6 +147,53 @@ def test_h_evaluates_at_another_size_from_one_import(name: str, request: pytest.
     got = tfexec.evaluate(m.loaded, *m.other)
     assert_matches(got, hf_models.outputs(m.model, m.other, m.kwargs))
     bitwise(tfexec.lower(m.loaded).run(*m.other), got)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_i_every_paired_node_agrees_with_pytorch(name: str, request: pytest.FixtureRequest) -> None:
+    m = imported(request, name)
+    assert m.loaded.exported is not None and m.loaded.entry is not None
+    fx = [n for n in m.loaded.exported.graph.nodes if n.op not in ("placeholder", "output")]
+    for inputs in (m.inputs, m.other):
+        report = check_imported_against_torch(m.loaded, inputs)
+        assert report.ok, report
+        assert report.comparison.compared > 50
+        assert all(r.location and r.source for r in report.comparison.rows)
+        pairing = report.pairing  # every node on either side is paired or listed as unpaired
+        assert len(pairing.paired) + len(pairing.unpaired_fx) == len(fx)
+        paired = {p.key for p in pairing.paired}
+        assert len(paired) == len(pairing.paired)
+        assert paired | {u.name for u in pairing.unpaired_hir} == set(node_sources(m.loaded.entry))
+
+
+@pytest.fixture
+def wrong_silu() -> Iterator[None]:
+    """silu's value rule off by 1%; the registry's own entry is put back afterwards."""
+    original = tfexec.eval_registry.lookup(Silu)
+    assert original is not None
+
+    @tfexec.register_eval(Silu, override=True)
+    def silu_one_percent_off(ctx: tfexec.EvaluateContext) -> tfexec.Value:
+        (x,) = ctx.args
+        assert isinstance(x, tfexec.TensorValue)
+        return tfexec.TensorValue(torch.nn.functional.silu(x.data) * 1.01, x.type)
+
+    yield
+    tfexec.eval_registry.add(Silu, original, override=True)  # the OpRule itself, not a handler wrapping it
+    assert tfexec.eval_registry.lookup(Silu) is original
+
+
+def test_j_a_wrong_silu_rule_is_named_first_at_its_source_line(llama: Imported, wrong_silu: None) -> None:
+    report = check_imported_against_torch(llama.loaded, llama.inputs)
+    first = report.first_divergence
+    assert not report.ok and first is not None
+    assert first.key == "forward/silu" and first.op == "silu (aten.silu)"
+    assert llama.loaded.entry is not None
+    span = node_sources(llama.loaded.entry)["forward/silu"].span
+    assert span is not None and first.location == span.location()
+    assert first.source == linecache.getline(span.file, span.line).strip() and "silu" in first.source
+    rows = report.comparison.rows
+    assert all(r.status == "ok" for r in rows[: rows.index(first)])
 
 
 def test_llama_attention_is_grouped(llama: Imported) -> None:

@@ -1,13 +1,14 @@
 """Everyday PyTorch idioms (``idioms.py``, 119 of them) import and match PyTorch: each is
 imported on its example inputs, evaluated on the direct route, compared with the program
 itself (same dtypes and shapes; max |Δ| <= 1e-4 * max(1, max |reference|), equal infinities
-equal), and checked node by node against the lowering."""
+equal), checked node by node against the lowering, and node by node against PyTorch's run
+of the exported program (``check_imported_against_torch``, the default tolerances)."""
 
 import pytest
 import torch
 
 import tfexec
-from tfexec.frontends.torch import import_module
+from tfexec.frontends.torch import check_imported_against_torch, import_module
 
 from frontends.idioms import IDIOMS, Idiom
 
@@ -40,4 +41,6 @@ def test_idiom_imports_and_matches_pytorch(idiom: Idiom) -> None:
         _close(g, w)
     report = tfexec.check_equivalence(loaded, *idiom.inputs)
     assert report.ok, report
+    against = check_imported_against_torch(loaded, idiom.inputs)
+    assert against.ok, against
 

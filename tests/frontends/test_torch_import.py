@@ -407,6 +407,7 @@ def test_cli_import(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     [
         (["nowhere.py:f", "--example-shape", "2"], 2, "nowhere.py: no such file"),
         (["{models}:no_such_factory", "--example-shape", "2"], 2, "has no factory no_such_factory"),
+        (["{models}:tiny_mpl", "--example-shape", "2"], 2, "has no factory tiny_mpl (a callable returning the model); did you mean tiny_mlp"),
         (["{models}", "--example-shape", "2"], 2, "expects MODEL.py:FACTORY"),
         (["{models}:tiny_mlp", "--example-shape", "2,x"], 2, "--example-shape"),
         (["{models}:Unsupported", "--example-shape", "3,4"], 1, "aten.lgamma.default"),

@@ -19,6 +19,9 @@ Main definitions
   its weights); ``import_program`` — the ``IRModule`` and the weights, unbound.
 * ``TorchImportError`` — torch.export refused the program, or ops have no translation
   (every such node is listed with its source line).
+* ``check_against_torch`` — import, then compare every imported node's value with
+  PyTorch's own value of the FX node it came from (``docs/against-torch.md``);
+  ``check_imported_against_torch`` does it for a module imported already.
 * ``SUPPORTED_OPS`` — the ATen overloads with a translation rule.
 
 Implementation notes
@@ -34,6 +37,18 @@ Implementation notes
   import, never itself.
 """
 
+from tfexec.frontends.torch._against import (
+    TorchCheckError as TorchCheckError,
+)
+from tfexec.frontends.torch._against import (
+    check_against_torch as check_against_torch,
+)
+from tfexec.frontends.torch._against import (
+    check_imported_against_torch as check_imported_against_torch,
+)
+from tfexec.frontends.torch._against_report import (
+    TorchCheckReport as TorchCheckReport,
+)
 from tfexec.frontends.torch._api import (
     DynamicShapes as DynamicShapes,
 )
@@ -55,4 +70,7 @@ from tfexec.frontends.torch._report import TorchImportError as TorchImportError
 SUPPORTED_OPS: frozenset[str] = frozenset(str(op) for op in _RULES)
 """The ATen overloads (``aten.linear.default``…) ``import_module`` translates."""
 
-__all__ = ["SUPPORTED_OPS", "DynamicShapes", "ImportedModule", "TorchImportError", "TorchProgram", "import_module", "import_program"]
+__all__ = [
+    "SUPPORTED_OPS", "DynamicShapes", "ImportedModule", "TorchCheckError", "TorchCheckReport", "TorchImportError", "TorchProgram",
+    "check_against_torch", "check_imported_against_torch", "import_module", "import_program",
+]

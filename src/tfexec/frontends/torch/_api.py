@@ -14,8 +14,9 @@ import os
 import re
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, TypeAlias
 
 import torch
@@ -25,6 +26,7 @@ from tfexec.frontends.torch._provenance import whole_stacks
 from tfexec.frontends.torch._registry import RULES
 from tfexec.frontends.torch._report import Problem, TorchImportError, report
 from tfexec.frontends.torch._translate import GraphTranslator
+from tfexec.ir.expr import Expr
 from tfexec.ir.module import IRModule
 from tfexec.loading import LoadedModule, save_module
 
@@ -38,17 +40,25 @@ Program: TypeAlias = torch.nn.Module | Callable[..., torch.Tensor | tuple[torch.
 @dataclass(frozen=True)
 class TorchProgram:
     """An imported program: its ``IRModule`` (entry ``forward`` by default) and its weights
-    (``state_dict`` names to the module's own tensors, not copies)."""
+    (``state_dict`` names to the module's own tensors, not copies); ``exported``, the
+    ``torch.export`` program it was translated from (decomposed, if it was), and
+    ``node_values``, for each of its FX nodes by name, the HIR node that is that node's value
+    (what ``check_against_torch`` pairs)."""
 
     module: IRModule
     weights: Mapping[str, torch.Tensor]
+    exported: torch.export.ExportedProgram | None = None
+    node_values: Mapping[str, Expr] = field(default_factory=dict)
 
 
 class ImportedModule(LoadedModule):
     """The ``LoadedModule`` ``import_module`` returns: its reading is the imported weights,
-    kept here so the module can be saved."""
+    kept here so the module can be saved, with the exported program and the FX node → HIR
+    node record of ``TorchProgram`` (``check_imported_against_torch`` reads them)."""
 
     weights: Mapping[str, torch.Tensor]
+    exported: torch.export.ExportedProgram | None = None
+    node_values: Mapping[str, Expr] = MappingProxyType({})
 
     def save(self, path: "str | os.PathLike[str]") -> Path:
         """``save_module(self.module, self.weights, path)``."""
@@ -111,6 +121,8 @@ def import_module(
     loaded = ImportedModule.from_reading(program.module, program.weights)
     assert isinstance(loaded, ImportedModule)
     loaded.weights = program.weights
+    loaded.exported = program.exported
+    loaded.node_values = program.node_values
     return loaded
 
 
@@ -142,8 +154,8 @@ def import_program(
         result, problems = _translate(exported, names, name, param_names, prefix)
     if result is None:
         raise TorchImportError(report(problems, before))
-    ir_module, weights = result
-    return TorchProgram(ir_module, weights)
+    (ir_module, weights), values = result
+    return TorchProgram(ir_module, weights, exported, values)
 
 
 def _inputs(example_inputs: object, names: list[str]) -> tuple[torch.Tensor, ...]:
@@ -260,14 +272,16 @@ def _decompose(exported: Any) -> Any:
 
 def _translate(
     exported: Any, names: list[dict[int, str]], name: str, param_names: list[str] | None, prefix: str
-) -> tuple[tuple[IRModule, dict[str, torch.Tensor]] | None, list[Problem]]:
-    """Translate ``exported``; its symbols are named after the user's Dims (``names``)."""
+) -> tuple[tuple[tuple[IRModule, dict[str, torch.Tensor]], dict[str, Expr]] | None, list[Problem]]:
+    """Translate ``exported``; its symbols are named after the user's Dims (``names``). With
+    the module and weights comes the translator's FX node → HIR node record."""
     inputs = _user_input_names(exported)
     user = [node for node in exported.graph.nodes if node.op == "placeholder" and node.name in inputs]
     shapes = [tuple(getattr(node.meta.get("val"), "shape", ())) for node in user]
     symbols = symbol_names(shapes, names)
     translator = GraphTranslator(exported, symbols, name, param_names, prefix)
-    return translator.translate(), translator.problems
+    result = translator.translate()
+    return (None if result is None else (result, translator.node_values())), translator.problems
 
 
 def _user_input_names(exported: Any) -> set[str]:

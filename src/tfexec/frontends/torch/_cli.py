@@ -1,25 +1,30 @@
-"""``tfexec import MODEL.py:FACTORY --example-shape ... --out DIR``: the command's work.
+"""``tfexec import MODEL.py:FACTORY --example-shape ... --out DIR`` and ``tfexec check
+MODEL.py:FACTORY --against torch --example-shape ...``: the commands' work.
 
-Unlike every other tfexec command, this one runs the user's Python: it imports
-``MODEL.py`` (as Python imports a module, with its directory on ``sys.path``) and calls
+Unlike every other tfexec command, these run the user's Python: they import
+``MODEL.py`` (as Python imports a module, with its directory on ``sys.path``) and call
 ``FACTORY()`` with no arguments for the ``nn.Module`` (put in eval mode) or function to
-export. That is its documented purpose; the module text it writes is the HIR text form,
-which no tfexec command ever executes.
+export. That is their documented purpose; the module text ``import`` writes is the HIR
+text form, which no tfexec command ever executes.
 
 ``--example-shape`` gives one example input per use, in ``forward``'s order: sizes
 separated by commas (``2,8,32``), each optionally named to make that axis a dynamic
 ``torch.export.Dim`` (``B=2,S=8,32``), optionally prefixed by a dtype (``i64:2,8``).
 """
 
+import difflib
 import importlib.util
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from tfexec.compare import Tolerance
+from tfexec.frontends.torch._against import check_against_torch
+from tfexec.frontends.torch._against_report import TorchCheckReport
 from tfexec.frontends.torch._api import import_module
 from tfexec.frontends.torch._report import TorchImportError
 from tfexec.ir.dtypes import DType
@@ -85,12 +90,16 @@ def load_factory(target: str) -> Callable[[], object]:
         sys.path.remove(str(path.resolve().parent))
     factory = getattr(module, factory_name, None)
     if not callable(factory):
-        raise ImportUsageError(f"{path} has no factory {factory_name} (a callable returning the model)")
+        names = [n for n, v in vars(module).items() if callable(v) and not n.startswith("_")]
+        close = difflib.get_close_matches(factory_name, names, n=3, cutoff=0.6)
+        hint = f"; did you mean {' or '.join(close)}?" if close else ""
+        raise ImportUsageError(f"{path} has no factory {factory_name} (a callable returning the model){hint}")
     return factory  # type: ignore[no-any-return]
 
 
-def run_import(target: str, shapes: Sequence[str], out: str, name: str = "forward", seed: int = 0) -> str:
-    """Import ``MODEL.py:FACTORY`` and save it at ``out``; returns a one-line summary."""
+def load_model(target: str, shapes: Sequence[str], seed: int = 0) -> tuple[Any, tuple[torch.Tensor, ...], list[Any] | None]:
+    """The model ``MODEL.py:FACTORY`` returns (a module in eval mode, or a function), its
+    example inputs from ``shapes`` (random, seeded) and their dynamic axes (None: all static)."""
     factory = load_factory(target)
     if not shapes:
         raise ImportUsageError("give one --example-shape per input of the model")
@@ -109,9 +118,24 @@ def run_import(target: str, shapes: Sequence[str], out: str, name: str = "forwar
     elif not callable(model):
         raise ImportUsageError(f"{target}: the factory returned a {type(model).__name__}, not a module or function")
     dynamic = spec if any(s is not None for s in spec) else None
-    loaded = import_module(model, tuple(examples), dynamic, name=name)
+    return model, tuple(examples), dynamic
+
+
+def run_import(target: str, shapes: Sequence[str], out: str, name: str = "forward", seed: int = 0) -> str:
+    """Import ``MODEL.py:FACTORY`` and save it at ``out``; returns a one-line summary."""
+    model, examples, dynamic = load_model(target, shapes, seed)
+    loaded = import_module(model, examples, dynamic, name=name)
     path = loaded.save(out)
     fn = loaded.entry
     assert isinstance(fn, Function)
     params = ", ".join(f"{p.name}: {p.type}" for p in fn.params)
     return f"imported {fn.name}({params}) -> {fn.ret_type} with {len(loaded.module.constants)} constant(s); wrote {path}"
+
+
+def run_against(
+    target: str, shapes: Sequence[str], seed: int = 0, tolerances: "Mapping[DType, Tolerance] | None" = None
+) -> TorchCheckReport:
+    """``tfexec check MODEL.py:FACTORY --against torch``: import the model on its example
+    inputs and compare every paired node with PyTorch's value (``check_against_torch``)."""
+    model, examples, dynamic = load_model(target, shapes, seed)
+    return check_against_torch(model, examples, dynamic, tolerances=tolerances)

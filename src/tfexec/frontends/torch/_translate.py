@@ -113,6 +113,12 @@ class GraphTranslator:
         fn = Function(self.name, tuple(self.params), body, ret_type=body.checked_type)
         return IRModule({self.name: fn}, dict(self.constants), entry=self.name), self.weights
 
+    def node_values(self) -> dict[str, Expr]:
+        """Each FX node translated to one HIR value, by node name: the HIR node that *is* its
+        value (an identity op's is its operand's; a multi-output node has none, its
+        ``getitem``s do). ``check_against_torch`` pairs the two with it."""
+        return {node.name: value for node, value in self.env.items() if is_expr(value)}
+
     def placeholder(self, node: Any, spec: Any) -> None:
         kind = getattr(getattr(spec, "kind", None), "name", None)
         val = node.meta.get("val")
