@@ -23,11 +23,12 @@ from pathlib import Path
 import torch
 
 from tfexec.cli.common import Program, UsageError
-from tfexec.ir.dims import DimExpr, DimVar, resolve_dim
+from tfexec.ir.dims import DimVar, resolve_dim
 from tfexec.ir.dtypes import DType
-from tfexec.ir.expr import Call, Constant, Expr, Function, GridRegionExpr, Tuple, TupleGetItem, Var
+from tfexec.ir.expr import Call, Constant, Function, GridRegionExpr, Var
 from tfexec.ir.module import IRModule
-from tfexec.ir.types import Layout, ShardLayout, TensorType, TupleType, Type
+from tfexec.ir.types import TensorType, TupleType, Type
+from tfexec.ir.walk import dim_names, text_nodes
 from tfexec.loading import LoadedModule
 
 DIM_PARAM_PREFIX = "dim "
@@ -73,58 +74,17 @@ def add_input_arguments(p: argparse.ArgumentParser) -> None:
 
 def used_dims(fn: Function) -> list[str]:
     """The names of the dims ``fn``'s text names, parameters first (see the module docstring)."""
-    found: dict[str, None] = {}
-    for p in fn.params:
-        _value_dims(p.type, found)
+    named: list[object] = [p.type for p in fn.params]
     if fn.ret_type is not None:
-        _value_dims(fn.ret_type, found)
-    seen: set[int] = set()
-    stack: list[Expr] = [fn.body]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, Call):
-            if not isinstance(node.target, Function):
-                _value_dims(tuple(getattr(node.target, name) for name in _fields(node.target)), found)
-            stack.extend(node.args)
-        elif isinstance(node, Tuple):
-            stack.extend(node.fields)
-        elif isinstance(node, TupleGetItem):
-            stack.append(node.tuple)
+        named.append(fn.ret_type)
+    for node in text_nodes([fn.body]):
+        if isinstance(node, Call) and dataclasses.is_dataclass(node.target) and not isinstance(node.target, Function):
+            named.append(tuple(getattr(node.target, f.name) for f in dataclasses.fields(node.target)))
         elif isinstance(node, GridRegionExpr):
-            _value_dims(node.extent, found)
-            for v in (node.induction_var, *node.carried_args):
-                _value_dims(v.type, found)
-            stack.extend((*node.init_args, node.body, *node.yield_values))
-        elif isinstance(node, Constant):
-            _value_dims(node.type, found)
-    return list(found)
-
-
-def _fields(op: object) -> list[str]:
-    return [f.name for f in dataclasses.fields(op)] if dataclasses.is_dataclass(op) else []
-
-
-def _value_dims(value: object, found: dict[str, None]) -> None:
-    stack = [value]
-    while stack:
-        v = stack.pop(0)
-        if isinstance(v, DimVar):
-            found.setdefault(v.name, None)
-        elif isinstance(v, DimExpr):
-            stack[:0] = [v.lhs, v.rhs]
-        elif isinstance(v, tuple):
-            stack[:0] = list(v)
-        elif isinstance(v, TensorType):
-            stack[:0] = [v.shape, v.layout]
-        elif isinstance(v, TupleType):
-            stack[:0] = list(v.fields)
-        elif isinstance(v, Layout):
-            stack.insert(0, v.shape)
-        elif isinstance(v, ShardLayout):
-            stack.insert(0, v.layout)
+            named.append(node.extent)
+        elif isinstance(node, (Var, Constant)):  # a loop's bound variables, a constant's type
+            named.append(node.type)
+    return dim_names(named)
 
 
 def parse_dims(items: Sequence[str]) -> dict[str, int]:

@@ -6,68 +6,24 @@ from collections.abc import Iterable, Mapping
 
 from tfexec.ir.boundary import substitute_dim
 from tfexec.ir.dims import DimExpr, DimVar, ShapeDim
-from tfexec.ir.expr import Call, Expr, GridRegionExpr, Tuple, TupleGetItem, Var
+from tfexec.ir.expr import Call, Expr, GridRegionExpr, Var
 from tfexec.ir.ops.base import Op
 from tfexec.ir.types import Layout, ShardLayout, TensorType, TupleType
+from tfexec.ir.walk import dim_names
 
 DimBindings = Mapping[str, ShapeDim]
-
-
-def names_in(value: object) -> set[str]:
-    """The ``DimVar`` names inside an attribute value, a dim, a type or a layout."""
-    out: set[str] = set()
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, DimVar):
-            out.add(item.name)
-        elif isinstance(item, DimExpr):
-            stack += [item.lhs, item.rhs]
-        elif isinstance(item, (tuple, list)):
-            stack.extend(item)
-        elif isinstance(item, TensorType):
-            stack += [item.shape, item.layout]
-        elif isinstance(item, TupleType):
-            stack.extend(item.fields)
-        elif isinstance(item, Layout):
-            stack.append(item.shape)
-        elif isinstance(item, ShardLayout):
-            stack.append(item.layout)
-    return out
 
 
 def node_needs(node: Expr) -> set[str]:
     """The dim names evaluating ``node`` itself reads: its op's attributes, a loop's extent,
     a bound variable's declared type."""
     if isinstance(node, Call) and isinstance(node.target, Op):
-        return names_in(tuple(node.target.attributes().values()))
+        return set(dim_names(tuple(node.target.attributes().values())))
     if isinstance(node, GridRegionExpr):
-        return names_in(node.extent)
+        return set(dim_names(node.extent))
     if isinstance(node, Var):
-        return names_in(node.type)
+        return set(dim_names(node.type))
     return set()
-
-
-def every_node(roots: Iterable[Expr]) -> list[Expr]:
-    """Every node structurally reachable from ``roots``, loop bodies included (not callees)."""
-    out: list[Expr] = []
-    seen: set[int] = set()
-    stack = list(roots)
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        out.append(node)
-        if isinstance(node, Call):
-            stack.extend(node.args)
-        elif isinstance(node, Tuple):
-            stack.extend(node.fields)
-        elif isinstance(node, TupleGetItem):
-            stack.append(node.tuple)
-        elif isinstance(node, GridRegionExpr):
-            stack += [*node.init_args, node.body, *node.yield_values, node.induction_var, *node.carried_args]
-    return out
 
 
 def bound_by(types: Iterable[TensorType | TupleType]) -> dict[str, ShapeDim]:
@@ -137,4 +93,4 @@ def renamed_op(op: Op, bindings: DimBindings) -> Op:
     return dataclasses.replace(op, **changes) if changes else op
 
 
-__all__ = ["bound_by", "call_bindings", "every_node", "names_in", "node_needs", "renamed", "renamed_op"]
+__all__ = ["bound_by", "call_bindings", "node_needs", "renamed", "renamed_op"]

@@ -25,8 +25,9 @@ from tfexec.ir.dims import DimExpr, DimVar, ShapeDim
 from tfexec.ir.expr import Call, ConstTensor, Expr, Function, GridRegionExpr, Tuple, Var
 from tfexec.ir.graph import operands, post_order
 from tfexec.ir.types import TensorType, TupleType, Type
+from tfexec.ir.walk import dim_names, text_nodes
 from tfexec.loading import LoadedModule
-from tfexec.reduce._dims import DimBindings, call_bindings, every_node, names_in, node_needs, renamed, renamed_op
+from tfexec.reduce._dims import DimBindings, call_bindings, node_needs, renamed, renamed_op
 from tfexec.visitor import ExprMutator
 
 
@@ -216,7 +217,7 @@ class _Flattener(ExprMutator):
             return None
         local = call_bindings([p.type for p in callee.params], arg_types)
         if not _used_dims(callee) <= set(local):
-            if any(isinstance(n, ConstTensor) for n in every_node([callee.body])):
+            if any(isinstance(n, ConstTensor) for n in text_nodes([callee.body])):
                 raise ReductionError(
                     f"{describe_expr(call)}: {callee.name} uses dims its parameters do not bind, so it cannot be "
                     "inlined, and it reads module constants, which a reduced program takes as parameters"
@@ -249,8 +250,8 @@ def _used_dims(fn: Function) -> frozenset[str]:
     if hit is None:
         names: set[str] = set()
         for p in fn.params:
-            names |= names_in(p.type)
-        for node in every_node([fn.body]):
+            names.update(dim_names(p.type))
+        for node in text_nodes([fn.body]):
             names |= node_needs(node)
         hit = _USED[fn] = frozenset(names)
     return hit

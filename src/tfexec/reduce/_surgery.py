@@ -16,8 +16,9 @@ import torch
 from tfexec.ir.describe import describe_expr
 from tfexec.ir.expr import Expr, Function, Tuple, TupleGetItem, Var
 from tfexec.ir.graph import post_order
-from tfexec.ir.types import TensorType, TupleType, Type
-from tfexec.reduce._dims import bound_by, every_node, names_in, node_needs
+from tfexec.ir.types import TupleType, Type
+from tfexec.ir.walk import dim_names, text_nodes
+from tfexec.reduce._dims import bound_by, node_needs
 from tfexec.reduce._flatten import FlatProgram, ReductionError
 from tfexec.visitor import ExprMutator
 
@@ -106,10 +107,10 @@ def _parameters(
                 origins.append(f"value of {describe_expr(flat.candidates[i])}{field}")
     originals = [k for k, p in enumerate(flat.function.params) if id(p) in used]
     needed: set[str] = set()
-    for node in every_node([body]):
+    for node in text_nodes([body]):
         needed |= node_needs(node)
     for var in chosen + [flat.function.params[k] for k in originals]:
-        needed |= names_in(var.type)
+        needed.update(dim_names(var.type))
     bound = set(bound_by([v.type for v in chosen] + [flat.function.params[k].type for k in originals]))
     notes = {k: flat.origins[k] for k in originals}
     for k, p in enumerate(flat.function.params):

@@ -5,11 +5,11 @@ import dataclasses
 
 import torch
 
-from tfexec.ir.dims import DimExpr, DimVar
 from tfexec.ir.dtypes import DType
 from tfexec.ir.expr import Call, Constant, ConstTensor, Expr, Function, GridRegionExpr
 from tfexec.ir.ops.base import Op
-from tfexec.ir.types import Layout, ShardLayout, TensorType, TupleType, Type
+from tfexec.ir.types import TensorType, Type
+from tfexec.ir.walk import dim_names
 from tfexec.text import grammar as g
 
 _DEFAULT_WEAK = {bool: TensorType((), DType.bool), int: TensorType((), DType.int64), float: TensorType((), DType.float32)}
@@ -78,39 +78,19 @@ def constant_text(node: Constant) -> str:
     return f"constant({text}, {kind}{extra}{weak})"
 
 
-def _dim_names(value: object, out: set[str]) -> None:
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, DimVar):
-            out.add(v.name)
-        elif isinstance(v, DimExpr):
-            stack += [v.lhs, v.rhs]
-        elif isinstance(v, tuple):
-            stack.extend(v)
-        elif isinstance(v, TensorType):
-            stack += [v.shape, v.layout]
-        elif isinstance(v, TupleType):
-            stack.extend(v.fields)
-        elif isinstance(v, Layout):
-            stack.append(v.shape)
-        elif isinstance(v, ShardLayout):
-            stack.append(v.layout)
-
-
 def dim_names_of(fn: Function, nodes: list[Expr]) -> set[str]:
     """DimVar names the function's text mentions: a local value may not take one."""
     out: set[str] = set()
     types: list[Type] = [p.type for p in fn.params] + ([fn.ret_type] if fn.ret_type is not None else [])
     for node in nodes:
         if isinstance(node, Call) and not isinstance(node.target, Function):
-            _dim_names(tuple(getattr(node.target, f.name) for f in dataclasses.fields(node.target)), out)
+            out.update(dim_names(tuple(getattr(node.target, f.name) for f in dataclasses.fields(node.target))))
         elif isinstance(node, GridRegionExpr):
-            _dim_names(node.extent, out)
+            out.update(dim_names(node.extent))
             types += [v.type for v in (node.induction_var, *node.carried_args)]
         elif isinstance(node, (Constant, ConstTensor)):
             types.append(node.type)
-    _dim_names(tuple(types), out)
+    out.update(dim_names(tuple(types)))
     return out
 
 

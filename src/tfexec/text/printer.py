@@ -23,16 +23,9 @@ How it prints a function body:
 """
 
 from tfexec.api_checks import public
-from tfexec.ir.expr import (
-    Call,
-    ConstTensor,
-    Expr,
-    Function,
-    GridRegionExpr,
-    Tuple,
-    TupleGetItem,
-)
+from tfexec.ir.expr import Call, ConstTensor, Function
 from tfexec.ir.module import IRModule
+from tfexec.ir.walk import text_nodes
 from tfexec.text._print_body import (
     INDENT,
     INLINE_DEPTH,
@@ -104,7 +97,7 @@ def _standalone(fn: Function) -> list[str]:
     names = Names()
     decls: list[str] = []
     extras = _callees([fn], {})
-    for node in _all_nodes([*extras, fn]):
+    for node in text_nodes([f.body for f in (*extras, fn)]):
         if isinstance(node, ConstTensor) and node.name not in ctx.constants:
             alias = names.take(node.name, "c")
             ctx.constants[node.name] = (alias, node.type)
@@ -124,28 +117,6 @@ def _standalone(fn: Function) -> list[str]:
     return out
 
 
-def _all_nodes(fns: list[Function]) -> list[Expr]:
-    """Every node structurally reachable from the functions' bodies (not their callees')."""
-    out: list[Expr] = []
-    seen: set[int] = set()
-    stack: list[Expr] = [fn.body for fn in reversed(fns)]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        out.append(node)
-        if isinstance(node, Call):
-            stack.extend(reversed(node.args))
-        elif isinstance(node, Tuple):
-            stack.extend(reversed(node.fields))
-        elif isinstance(node, TupleGetItem):
-            stack.append(node.tuple)
-        elif isinstance(node, GridRegionExpr):
-            stack.extend(reversed((*node.init_args, node.body, *node.yield_values)))
-    return out
-
-
 def _callees(roots: list[Function], known: dict[int, str]) -> list[Function]:
     """Functions called (transitively) from ``roots`` that are not in ``known``, callees first."""
     order: list[Function] = []
@@ -158,7 +129,7 @@ def _callees(roots: list[Function], known: dict[int, str]) -> list[Function]:
                 if state.get(id(fn)):
                     continue
                 state[id(fn)] = 1
-                pending = [n.target for n in _all_nodes([fn]) if isinstance(n, Call) and isinstance(n.target, Function)]
+                pending = [n.target for n in text_nodes([fn.body]) if isinstance(n, Call) and isinstance(n.target, Function)]
             if pending:
                 callee = pending.pop(0)
                 stack.append((fn, pending))
