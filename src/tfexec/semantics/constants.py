@@ -12,7 +12,7 @@ from tfexec.ir.weak import weak_source
 from tfexec.ir.types import TensorType
 from tfexec.loading import LoadedModule
 from tfexec.semantics.context import EvaluateContext
-from tfexec.semantics.values import IndexValue, TensorValue, host_indices, index_tensor as index_tensor
+from tfexec.semantics.values import IndexValue, LazyTensorValue, TensorValue, host_indices, index_tensor as index_tensor
 
 
 def materialize_constant(node: Constant, device: str | None) -> TensorValue:
@@ -44,31 +44,20 @@ def constant_value(node: Constant, device: str | None) -> TensorValue:
     return materialize_constant(node, device)
 
 
-class WeakScalarValue(TensorValue):
+class WeakScalarValue(LazyTensorValue):
     """A weak Python-scalar constant's value (core-ir §2): its tensor is made when first read.
     Op kernels take the Python value from their call's plan and never read it, so a
     ``mul(x, 0.5)`` makes no tensor for its ``0.5``. Making it cannot fail: a weak constant
     whose value does not fit its dtype is refused where it is built."""
 
-    __slots__ = ("_node", "_device", "_data")
-    scalar = None
-    _data: torch.Tensor
+    __slots__ = ("_node", "_device")
 
     def __init__(self, node: Constant, device: str | None) -> None:  # noqa: D107
         self._node = node
         self._device = device
 
-    @property
-    def data(self) -> torch.Tensor:
-        try:
-            return self._data
-        except AttributeError:  # first read: make it as materialize_constant does
-            t = self._data = materialize_constant(self._node, self._device).data
-            return t
-
-    @data.setter
-    def data(self, value: torch.Tensor) -> None:
-        self._data = value
+    def make_data(self) -> torch.Tensor:
+        return materialize_constant(self._node, self._device).data
 
     @property
     def type(self) -> TensorType:

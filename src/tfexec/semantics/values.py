@@ -95,33 +95,48 @@ def observed(value: object, device: "str | None") -> object:
     return value
 
 
-_INDEX_TYPE = TensorType((), DType.int64)
+class LazyTensorValue(TensorValue):
+    """A ``TensorValue`` whose ``data`` is made by ``make_data`` the first time it is read
+    (then kept): for values that later kernels mostly take in another form (a host int, a
+    Python scalar), so most runs never make their tensor."""
 
-
-class IndexValue(TensorValue):
-    """An index value (a loop's induction variable, a ``dim_*`` result) held as the host int
-    ``index``; its ``data`` — ``index_tensor(index, device)`` — is made when first read, so
-    index arithmetic and slice starts never make or read a tensor."""
-
-    __slots__ = ("index", "_device", "_data")
+    __slots__ = ("_data",)
     scalar = None
     _data: torch.Tensor
 
-    def __init__(self, index: int, device: "str | None") -> None:  # noqa: D107
-        self.index = index
-        self._device = device
+    def make_data(self) -> torch.Tensor:
+        """The value's tensor (called once, at the first read of ``data``)."""
+        raise NotImplementedError
 
     @property
     def data(self) -> torch.Tensor:
         try:
             return self._data
         except AttributeError:  # first read: make the tensor
-            t = self._data = index_tensor(self.index, self._device)
+            t = self._data = self.make_data()
             return t
 
     @data.setter
     def data(self, value: torch.Tensor) -> None:
         self._data = value
+
+
+_INDEX_TYPE = TensorType((), DType.int64)
+
+
+class IndexValue(LazyTensorValue):
+    """An index value (a loop's induction variable, a ``dim_*`` result) held as the host int
+    ``index``; its ``data`` — ``index_tensor(index, device)`` — is made when first read, so
+    index arithmetic and slice starts never make or read a tensor."""
+
+    __slots__ = ("index", "_device")
+
+    def __init__(self, index: int, device: "str | None") -> None:  # noqa: D107
+        self.index = index
+        self._device = device
+
+    def make_data(self) -> torch.Tensor:
+        return index_tensor(self.index, self._device)
 
     @property
     def type(self) -> TensorType:
