@@ -184,6 +184,21 @@ def test_mesh_command_usage_errors_need_no_launch(tmp_path: Path) -> None:
     assert main(["mesh", str(tmp_path)]) == 2  # not a saved module: the command line names no program (as for run)
 
 
+def test_mesh_command_invents_no_dim_size(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tfexec.cli import main
+
+    program = tmp_path / "split.tf.py"
+    program.write_text(
+        "@entry\n"
+        "def f(x: f32[B, 8] @ ShardLayout(Mesh((2,), ('tp',)), (Split(0),))) -> f32[B, 8]:\n"
+        "    return exp(x)\n"
+    )
+    assert main(["mesh", str(program)]) == 2  # random inputs, and nothing says how big B is
+    assert "f uses dim(s) B and random inputs need a size for every dim: give --dim B=SIZE" in capsys.readouterr().err
+    assert main(["mesh", str(program), "--dim", "C=4"]) == 2
+    assert "f uses no dim C (its dims are B)" in capsys.readouterr().err
+
+
 @pytest.mark.slow
 def test_the_mesh_command_without_a_launcher_starts_the_participants_itself(tmp_path: Path) -> None:
     saved = _mlp(tmp_path)
