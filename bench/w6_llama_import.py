@@ -5,9 +5,9 @@ heads, vocab 128 (random weights from a fixed seed, built offline), imported onc
 sequence axis dynamic and run at sequence 128, batch 1. Eager is the module itself under
 ``torch.no_grad()`` (``use_cache=False``), Python overhead of ``transformers`` included;
 tfexec runs what ``torch.export`` recorded (the mask construction, rotary embeddings,
-attention as ``matmul``/``softmax``). The translation composes some fused torch ops
-(``linear``, ``scaled_dot_product_attention``), so the routes agree with eager within
-fp32 rounding, not bitwise; they agree with each other bitwise.
+attention as ``matmul``/``softmax``); each projection (``aten.linear``) is one ``linear``
+node, torch's own fused call. The routes agree with each other bitwise, and are checked
+against eager within fp32 rounding (on this machine they agree with it bitwise too).
 
 Run: ``.venv/bin/python bench/w6_llama_import.py [--quick] [--rounds R]``.
 """

@@ -421,6 +421,9 @@ def test_tfexec_ops_prints_one_entry_or_the_index(capsys: pytest.CaptureFixture[
     assert cli.main(["ops"]) == 0
     index = capsys.readouterr().out
     assert all(f"  {cls.name} " in index for cls in ALL_OPS)
+    titles = [line for line in index.splitlines() if line and not line.startswith(" ")]
+    assert len(titles) == len(set(titles))  # each group once, its v2 ops (linear) with its v1 ones
+    assert index.index("  linear ") < index.index("Reductions:")
 
 
 def test_tfexec_ops_unknown_name_is_a_usage_error_with_close_matches(capsys: pytest.CaptureFixture[str]) -> None:

@@ -19,6 +19,7 @@ from tfexec.builders.arrays import (
     sort, topk, tril, triu, vector_norm,
 )
 from tfexec.builders.attention import attention
+from tfexec.builders.linalg import linear
 from tfexec.builders.elementwise import (
     atan, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, ceil, celu, clamp, elu, expm1, floor, floor_divide,
     fmod, hardsigmoid, hardswish, isfinite, isinf, isnan, leaky_relu, log1p, log2, log10, logical_not, logical_xor,
@@ -49,7 +50,7 @@ from tfexec.ir.ops.indexing import Gather, Index, Scatter, ScatterAdd
 from tfexec.ir.ops.integer import (
     BitwiseAnd, BitwiseNot, BitwiseOr, BitwiseXor, FloorDivide, Fmod, LogicalXor, Remainder, TruncDivide,
 )
-from tfexec.ir.ops.linalg import MatMul
+from tfexec.ir.ops.linalg import Linear, MatMul
 from tfexec.ir.ops.norm import LayerNorm, RmsNorm, Softmax
 from tfexec.ir.ops.pool import AdaptiveAvgPool, AvgPool, Interpolate, MaxPool
 from tfexec.ir.ops.rearrange import Diagonal, Flip, Pad, Roll, Tril, Triu
@@ -93,7 +94,7 @@ __all__ = [
     "BitwiseOr", "BitwiseXor", "BitwiseNot", "LogicalXor", "Cumsum", "Cumprod", "Gather", "Index", "Scatter",
     "ScatterAdd", "Flip", "Roll", "Diagonal", "Triu", "Tril", "Pad", "Sort", "Argsort", "TopK", "ArgTopK",
     "ReduceAny", "ReduceAll", "VectorNorm", "Conv", "MaxPool", "AvgPool", "AdaptiveAvgPool", "Interpolate",
-    "BatchNorm", "GroupNorm", "Attention", "ConvTranspose",
+    "BatchNorm", "GroupNorm", "Attention", "ConvTranspose", "linear", "Linear",
 ]
 
 # -- elementwise ------------------------------------------------------------------------

@@ -270,6 +270,18 @@ def _cases() -> list[Case]:
         Case("attention", ops.attention, (sample((5, 8), BF16), sample((3, 8), BF16, 1), sample((3, 4), BF16, 2)),
              F.scaled_dot_product_attention),
     ]
+    xs, lw, lb = sample((2, 5, 8), F32, 40), sample((6, 8), F32, 41), sample((6,), F32, 42)
+    cases += [
+        Case("linear", ops.linear, (xs[0], lw), F.linear),
+        Case("linear", ops.linear, (xs, lw, lb), F.linear),
+        Case("linear", ops.linear, (xs[0, 0], lw, lb), F.linear),
+        Case("linear", ops.linear, (sample((3, 2, 4, 8), F32, 43), lw, lb), F.linear),
+        Case("linear", ops.linear, ((TensorType((B, S, 8), F32), xs), lw, lb), F.linear),
+        Case("linear", ops.linear, (sample((5, 8), BF16, 44), sample((6, 8), BF16, 45), sample((6,), BF16, 46)), F.linear),
+        Case("linear", ops.linear, (sample((5, 8), F64, 47), sample((6, 8), F64, 48)), F.linear),
+        Case("linear", ops.linear, (torch.ones(3, 0), torch.ones(4, 0), lb[:4]), F.linear),
+        Case("linear", ops.linear, (xs.transpose(0, 1), lw, lb), F.linear),  # a non-contiguous x
+    ]
     return cases
 
 
@@ -382,6 +394,10 @@ BAD_STATIC = [
      "index operand 1 must be i32 or i64, found f32[2] [index (C2)]"),
     ("a bool mask as an index", lambda x, m: ops.index(x, m, axes=(0,)), (torch.ones(2, 3), torch.ones(2, dtype=torch.bool)),
      "a bool mask selects a data-dependent number of elements) [index (C2)]"),
+    ("linear of mismatched sizes", ops.linear, (torch.ones(2, 3), torch.ones(4, 5)),
+     "linear contracts x's last axis with the weight's in axis: f32[2, 3] and f32[4, 5] (3 vs 5) [linear (C1)]"),
+    ("linear bias", ops.linear, (torch.ones(2, 3), torch.ones(4, 3), torch.ones(2, 4)), "[linear (C5)]"),
+    ("linear of integers", ops.linear, (torch.ones(2, 3, dtype=torch.int64), torch.ones(4, 3, dtype=torch.int64)), "[linear (C4)]"),
     ("conv channels", lambda x, w: ops.conv(x, w), (torch.ones(1, 3, 5), torch.ones(2, 2, 3)), "[conv (C2)]"),
     ("pool of an integer", lambda x: ops.max_pool(x, kernel=(2,)), (torch.ones(1, 4, dtype=torch.int32),), "[max_pool (C2)]"),
     ("bitwise of floats", ops.bitwise_and, (torch.ones(3), torch.ones(3)), "[bitwise_and (C2)]"),

@@ -63,6 +63,15 @@ def mlp() -> Case:
     return Case(Function("mlp", (x, w1, w2), body), (data(8, 16), data(16, 32), data(32, 16)), exact=False)
 
 
+def linear() -> Case:
+    """``linear`` column-parallel (weight and bias split on the out axis) feeding a row-parallel
+    one (weight split on the in axis: a Partial sum)."""
+    x, w1, b1 = Var("x", f32[2, 8, 16]), Var("w1", f32[32, 16] @ S0), Var("b1", f32[32] @ S0)
+    w2 = Var("w2", f32[16, 32] @ S1)
+    body = ops.linear(ops.silu(ops.linear(x, w1, b1)), w2)
+    return Case(Function("linear", (x, w1, b1, w2), body), (data(2, 8, 16), data(32, 16), data(32), data(16, 32)), exact=False)
+
+
 def reductions() -> Case:
     x = Var("x", f32[4, 6] @ S0)
     body = tfexec.Tuple((
@@ -156,7 +165,7 @@ def fails_on_rank_1() -> Case:
 
 
 TWO: dict[str, Callable[[], Case]] = {
-    "elementwise": elementwise, "column_matmul": column_matmul, "mlp": mlp, "reductions": reductions,
+    "elementwise": elementwise, "column_matmul": column_matmul, "mlp": mlp, "linear": linear, "reductions": reductions,
     "norms": norms, "shapes": shapes, "reshards": reshards, "tiled_loop": tiled_loop,
     "function_call": function_call, "loaded": loaded, "local_split": local_split, "local_mix": local_mix,
     "local_replicated": local_replicated, "tuple_param": tuple_param, "fails_on_rank_1": fails_on_rank_1,
@@ -172,7 +181,7 @@ def two() -> Outcomes:
 
 
 @pytest.mark.parametrize(
-    "name", ["elementwise", "column_matmul", "mlp", "reductions", "norms", "shapes", "reshards", "tiled_loop",
+    "name", ["elementwise", "column_matmul", "mlp", "linear", "reductions", "norms", "shapes", "reshards", "tiled_loop",
              "function_call", "loaded", "local_replicated", "tuple_param"],
 )
 def test_two_participants_compute_the_single_participant_value(two: Outcomes, name: str) -> None:

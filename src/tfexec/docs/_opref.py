@@ -315,18 +315,20 @@ def render_ops(refs: tuple[OpReference, ...] | None = None) -> str:
 
 
 def render_index() -> str:
-    """Every op's name and summary, by group (what ``tfexec ops`` prints without a name)."""
-    lines: list[str] = []
-    current = None
-    width = max(len(cls.name) for cls in ALL_OPS)
+    """Every op's name and summary, by group (what ``tfexec ops`` prints without a name), the
+    groups in the order ``docs/ops.md`` has them (an op catalogue v2 added to a v1 group, such
+    as ``linear``, is listed with it)."""
+    groups: dict[str, list[type[Op]]] = {}
     for cls in ALL_OPS:
-        title = group_title(cls)
-        if title != current:
-            lines += ([""] if lines else []) + [f"{title}:"]
-            current = title
-        try:
-            summary = op_doc(cls).summary
-        except DocstringError:
-            summary = "(no summary)"
-        lines.append(f"  {cls.name:<{width}}  {md(summary).replace('`', '')}")
+        groups.setdefault(group_title(cls), []).append(cls)
+    lines: list[str] = []
+    width = max(len(cls.name) for cls in ALL_OPS)
+    for title, members in groups.items():
+        lines += ([""] if lines else []) + [f"{title}:"]
+        for cls in members:
+            try:
+                summary = op_doc(cls).summary
+            except DocstringError:
+                summary = "(no summary)"
+            lines.append(f"  {cls.name:<{width}}  {md(summary).replace('`', '')}")
     return "\n".join(lines) + "\n"

@@ -28,7 +28,7 @@ Implementation notes
 --------------------
 * Each HIR node's ``Span`` is the user's source line that made its FX node (the innermost
   stack frame outside torch, a helper function's own line included), bound to the FX node's
-  name: ``describe_expr`` reads ``model.py:31:9 linear_1 = add(...)``.
+  name: ``describe_expr`` reads ``model.py:31:9 linear_1 = linear(...)``.
 * An input or output that is not a tensor (``None``, a cache object) is refused with what to
   pass instead: tensors positionally, fixed non-tensor arguments in ``kwargs``.
 * A ``torch.export.Dim`` named ``S`` becomes ``DimVar("S")``; other symbolic sizes keep

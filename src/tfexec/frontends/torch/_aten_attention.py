@@ -1,7 +1,7 @@
 """ATen rules: linear algebra (``linear``, ``mm``/``bmm``/``matmul``, ``addmm``/``baddbmm``) and
 scaled dot-product attention.
 
-A composition may round differently from torch's fused kernel (``linear`` is ``matmul``
+A composition may round differently from torch's fused kernel (``addmm`` is ``matmul``
 then ``add``); each rule's docstring says so.
 """
 
@@ -10,6 +10,9 @@ from tfexec.frontends.torch._context import NodeContext, Operand, Result, RuleEr
 from tfexec.frontends.torch._registry import register
 from tfexec.frontends.torch._rule_helpers import transposed
 from tfexec.ir.expr import Expr
+from tfexec.ir.ops.base import Operand as Typed
+from tfexec.ir.ops.base import TypeRuleError
+from tfexec.ir.ops.linalg import Linear
 
 
 # -- linear algebra ---------------------------------------------------------------------------
@@ -17,10 +20,17 @@ from tfexec.ir.expr import Expr
 
 @register("linear.default")
 def _linear(t: NodeContext) -> Result:
-    """``matmul(x, transpose(w)) + b`` (torch may fuse the bias into the GEMM: not bitwise)."""
-    y = hir.matmul(t.tensor("input"), transposed(t, t.tensor("weight")), span=t.span)
-    bias = t.opt_tensor("bias")
-    return y if bias is None else hir.add(y, bias, span=t.span)
+    """``linear(x, w, b)``, torch's one fused call (bitwise what eager computes). What ``linear``
+    refuses and torch takes (a 1-D weight, a bias that only broadcasts, integer operands) is
+    ``matmul(x, transpose(w)) + b`` instead, which may round differently from torch's GEMM."""
+    x, w, bias = t.tensor("input"), t.tensor("weight"), t.opt_tensor("bias")
+    operands = (x, w) if bias is None else (x, w, bias)
+    try:
+        Linear().infer(tuple(Typed(t.type_of(o)) for o in operands))
+    except TypeRuleError:
+        y = hir.matmul(x, transposed(t, w), span=t.span)
+        return y if bias is None else hir.add(y, bias, span=t.span)
+    return hir.linear(*operands, span=t.span)
 
 
 @register("mm.default", "bmm.default", "matmul.default")

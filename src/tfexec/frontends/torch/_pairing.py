@@ -4,8 +4,8 @@ The translator records, for each FX node, the HIR node that *is* its value
 (``TorchProgram.node_values``). Read against the node keys of the imported function, that
 record pairs each FX node with one key of tfexec's per-node table — the first FX node (in
 graph order) to reach an HIR node claims it. What is left on either side is *unpaired*,
-with the reason: an HIR node a rule built on the way (the transposed weight of a
-``linear``, a size computed at run time) has no FX node of its own; an FX node may have no
+with the reason: an HIR node a rule built on the way (the ``matmul`` of an ``addmm``, a
+size computed at run time) has no FX node of its own; an FX node may have no
 HIR node of its own (an identity op, a runtime assertion, a size, a placeholder).
 """
 

@@ -12,7 +12,7 @@ from tfexec.ir.ops.distribution import Local, Reshard
 from tfexec.ir.ops.elementwise import BINARY_OPS, UNARY_OPS, Cast, Where
 from tfexec.ir.ops.indexing import INDEXING_OPS
 from tfexec.ir.ops.integer import INTEGER_OPS
-from tfexec.ir.ops.linalg import MatMul
+from tfexec.ir.ops.linalg import LINALG_V2_OPS, MatMul
 from tfexec.ir.ops.norm import LayerNorm, RmsNorm, Softmax
 from tfexec.ir.ops.pool import POOL_OPS
 from tfexec.ir.ops.rearrange import REARRANGE_OPS
@@ -59,6 +59,7 @@ ALL_OPS: tuple[type[Op], ...] = (
     *POOL_OPS,
     *CHANNEL_NORM_OPS,
     *ATTENTION_OPS,
+    *LINALG_V2_OPS,
 )
 
 V2_OPS: tuple[type[Op], ...] = ALL_OPS[ALL_OPS.index(ROUNDING_OPS[0]) :]
