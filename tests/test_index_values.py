@@ -66,3 +66,53 @@ def test_reading_a_loop_index_on_meta_is_the_same_evalerror_on_both_routes() -> 
     with pytest.raises(EvalError) as lowered:
         lower(fn).run(meta)
     assert str(direct.value) == str(lowered.value)
+
+
+def test_a_slice_of_an_index_value_or_a_weak_scalar_is_its_tensor_on_both_routes() -> None:
+    """``slice`` takes host ints as starts only: a rank-0 operand that is an index value (or a
+    weak scalar) is sliced as its tensor, made on the run's device (the kernel is told so by
+    its ``Arg``), and the result is a tensor, never a host int."""
+    x, k, acc = Var("x", f32[4]), Var("k", i64[()]), Var("acc", i64[()])
+    of_index = ops.add(acc, ops.slice(ops.dim_mul(k, 3), (), sizes=()))
+    of_weak = ops.slice(tfexec.Constant(7, i64[()]), (), sizes=())
+    loop = GridRegionExpr(3, k, (tfexec.Constant(0, i64[()]),), (acc,), of_index, (of_index,))
+    fn = Function("f", (x,), Tuple((loop, of_weak, ops.slice(x, (1,), sizes=(2,)))))
+    x_in = torch.arange(4.0)
+    report = check_equivalence(fn, x_in, loops="expand")
+    assert report.ok and report.compared > 0, str(report)
+    for out in (evaluate(fn, x_in), lower(fn).run(x_in, check="off")):
+        assert isinstance(out, tuple)
+        total, seven, window = out
+        assert isinstance(total, torch.Tensor) and total.dtype == torch.int64 and int(total) == 0 + 3 + 6
+        assert isinstance(seven, torch.Tensor) and int(seven) == 7
+        assert torch.equal(window, torch.tensor([1.0, 2.0]))  # type: ignore[arg-type]
+
+
+def test_dim_arithmetic_of_two_weak_scalars_on_meta_is_a_meta_tensor_on_both_routes() -> None:
+    """A ``dim_*`` whose operands are both weak reads no tensor, so only the run's device says
+    whether its result is a host int: on meta it is a rank-0 int64 meta tensor, which a slice
+    start then cannot read (as for any index on meta), where on the CPU it is read."""
+    x = Var("x", f32[8])
+    fn = Function("f", (x,), Tuple((ops.dim_add(2, 3), ops.slice(x, (ops.dim_add(1, 0),), sizes=(2,)))))
+    meta = torch.ones(8, device="meta")
+    for run in (lambda: evaluate(fn, meta), lambda: lower(fn).run(meta, check="off")):
+        with pytest.raises(EvalError, match="slice start 0 is on device meta"):
+            run()
+    only = Function("g", (x,), Tuple((x, ops.dim_add(2, 3))))
+    for out in (evaluate(only, meta), lower(only).run(meta, check="off")):
+        assert isinstance(out, tuple)
+        assert out[1].device.type == "meta" and out[1].dtype == torch.int64 and out[1].dim() == 0  # type: ignore[union-attr]
+    for out in (evaluate(fn, torch.arange(8.0)), lower(fn).run(torch.arange(8.0))):
+        assert isinstance(out, tuple) and int(out[0]) == 5 and torch.equal(out[1], torch.tensor([1.0, 2.0]))  # type: ignore[arg-type, call-overload]
+
+
+def test_a_rule_is_told_which_operands_may_be_index_values() -> None:
+    from tfexec.semantics.dispatch import plan_call
+
+    x, k = Var("x", f32[8]), Var("k", i64[()])
+    call = ops.slice(x, (ops.dim_mul(k, 2),), sizes=(2,))
+    tfexec.infer_types(Function("f", (x, k), call))
+    plan = plan_call(call, call.target, [None, None])  # type: ignore[arg-type]
+    operand, starts = plan.args
+    assert not operand.index and starts.fields is None  # a tensor; a tuple without weak fields
+    assert plan_call(call.args[1].fields[0], call.args[1].fields[0].target, [None, None]).args[0].index  # type: ignore[attr-defined]

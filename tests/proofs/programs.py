@@ -141,7 +141,7 @@ def schedule_listing(fn: Function) -> str:
     keys = function_keys(fn)
     name = {i: keys.local[i] for i in keys.local}
     lines = [f"schedule of {fn.name} (step: node, then the values whose last reader it is)"]
-    for node, frees, _ in sched.steps:
+    for node, _, frees, _ in sched.steps:
         freed = ", ".join(name[f] for f in frees) or "-"
         lines.append(f"  {keys.local[id(node)]:<6} {describe_expr(node):<60} frees {freed}")
     for node in sched.order:
@@ -153,7 +153,7 @@ def schedule_listing(fn: Function) -> str:
         lines.append(f"loop {keys.local[id(node)]}: frontier (computed once, before the loop): "
                      + ", ".join(name[id(f)] for f in plan.frontier))
         lines.append("  per-iteration schedule (keys local to the body; outer values named outer:key)")
-        for step, frees, _ in loop_schedule(node).steps:
+        for step, _, frees, _ in loop_schedule(node).steps:
             freed = ", ".join(inner[f] if f in inner else f"outer:{name[f]}" for f in frees) or "-"
             lines.append(f"  {lk.local[id(step)]:<6} {describe_expr(step):<60} frees {freed}")
         lines.append("  roots: " + ", ".join(lk.local[id(r)] for r in plan.roots))

@@ -17,17 +17,17 @@ from tfexec.semantics.liveness import last_reads
 
 @dataclass(frozen=True, slots=True)
 class Schedule:
-    """``steps[i] = (node, ids of the values whose last reader is node, op_args)``; outputs are
-    never freed. ``op_args`` is, for an op call, the ids of its operands (the visitor reads
-    them without walking the node), else None."""
+    """``steps[i] = (node, id(node), ids of the values whose last reader is node, op_args)``;
+    outputs are never freed. ``op_args`` is, for an op call, the ids of its operands (the
+    visitor reads them without walking the node), else None."""
 
     order: tuple[Expr, ...]
-    steps: "tuple[tuple[Expr, tuple[int, ...], tuple[int, ...] | None], ...]"
+    steps: "tuple[tuple[Expr, int, tuple[int, ...], tuple[int, ...] | None], ...]"
 
 
 def build_schedule(order: Sequence[Expr], outputs: Sequence[Expr]) -> Schedule:
     frees = last_reads([[id(c) for c in operands(node)] for node in order], [id(o) for o in outputs])
-    return Schedule(tuple(order), tuple((node, f, _op_args(node)) for node, f in zip(order, frees)))
+    return Schedule(tuple(order), tuple((node, id(node), f, _op_args(node)) for node, f in zip(order, frees)))
 
 
 def _op_args(node: Expr) -> tuple[int, ...] | None:

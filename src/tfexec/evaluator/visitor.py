@@ -12,7 +12,7 @@ rules of ``tfexec.semantics``, once per call site.
 import copy
 import sys
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
 import torch
@@ -27,7 +27,7 @@ from tfexec.semantics import messages
 from tfexec.semantics.binding import bind_inputs, call_bindings, check_return
 from tfexec.semantics.constants import const_tensor_value, constant_value, index_value
 from tfexec.semantics.context import EvaluateContext
-from tfexec.semantics.dispatch import CallPlan, apply_handler, assemble, holes_of, plan_call, raw
+from tfexec.semantics.dispatch import CallPlan, apply_handler, holes_of, plan_call, raw
 from tfexec.semantics.keys import ScopeKeys, function_keys, is_reported, iteration_prefix, loop_keys
 from tfexec.semantics.layouts import StaticLayouts, function_layouts
 from tfexec.semantics.loops import trip_count
@@ -125,8 +125,7 @@ class EvaluatorVisitor(ExprVisitor[Value]):
         inline = self._inline_ops
         plans = self.plans
         version = eval_registry.version
-        for node, frees, op_args in schedule.steps:
-            nid = id(node)
+        for node, nid, frees, op_args in schedule.steps:
             if nid not in memo:
                 if inline and op_args is not None:
                     plan = plans.get(nid)
@@ -165,7 +164,8 @@ class EvaluatorVisitor(ExprVisitor[Value]):
         return const_tensor_value(node, ctx)
 
     def visit_Tuple(self, node: Tuple, ctx: EvaluateContext) -> Value:
-        return TupleValue(tuple(self.memo[id(f)] for f in node.fields))
+        memo = self.memo
+        return TupleValue(tuple([memo[id(f)] for f in node.fields]))
 
     def visit_TupleGetItem(self, node: TupleGetItem, ctx: EvaluateContext) -> Value:
         inner = self.memo[id(node.tuple)]
@@ -251,15 +251,15 @@ def _apply_op(plan: CallPlan, values: list[Value], ctx: EvaluateContext) -> Valu
     if kernel is None:
         return apply_handler(plan, ctx, values)
     try:
-        if kernel.host_index:  # index arithmetic: index values as their host ints
-            operands: list[object] = assemble(plan.views, holes_of(plan.views, values, [], host=True))
-        elif plan.direct:
+        operands: Sequence[object]
+        if plan.direct and not kernel.host_index:
             try:
                 operands = [v.data for v in values]  # type: ignore[union-attr]
             except AttributeError:  # a tuple operand: its raw fields
                 operands = [raw(v) for v in values]
-        else:
-            operands = assemble(plan.views, holes_of(plan.views, values, []))
+        else:  # index arithmetic takes index values as their host ints
+            holes = holes_of(plan.views, values, [], host=kernel.host_index)
+            operands = holes if plan.assemble is None else plan.assemble(holes)
         data: object = kernel.fn(ctx, *operands) if kernel.needs_ctx else kernel.fn(*operands)
         if type(data) is int:  # an index value, kept as its host int
             return IndexValue(data, ctx.device)

@@ -12,7 +12,8 @@ values of the node's declared reads and the run's context (``tfexec.forward.run.
 Every rule a kind applies comes from ``tfexec.semantics``, shared with the direct route.
 ``dispatch`` marks the kinds whose failures are wrapped as the direct route wraps a
 dispatch; ``direct``, when set, is a function of the read values alone (an op kernel that
-needs nothing else), which the run loop calls without the kind's frame.
+needs nothing else, its weak scalars filled in), which the run loop calls without the kind's
+frame.
 """
 
 from collections.abc import Callable, Sequence
@@ -24,10 +25,10 @@ from tfexec.ir.describe import describe_expr
 from tfexec.ir.expr import Call, Constant, ConstTensor, Function, GridRegionExpr
 from tfexec.ir.ops.base import Op
 from tfexec.ir.types import TupleType, Type
-from tfexec.forward.run import Body, Run, leaves, read, record
+from tfexec.forward.run import Body, Getter, Run, getter, leaves, read, record
 from tfexec.semantics.binding import call_bindings
 from tfexec.semantics.constants import const_tensor_value, index_tensor, materialize_constant
-from tfexec.semantics.dispatch import CallPlan, Fill, apply_handler, assembler, raw
+from tfexec.semantics.dispatch import Assembler, CallPlan, Fill, apply_handler, assembler, raw
 from tfexec.semantics.keys import iteration_prefix
 from tfexec.semantics.loops import trip_count
 from tfexec.semantics.values import Value, as_value, host_indices, observed
@@ -76,12 +77,22 @@ class OpApply:
     """Reads that may hold a host-int index value the kernel takes as a tensor (converted first)."""
     dispatch: ClassVar[bool] = True
     plain: bool = field(init=False)
-    _assemble: "Callable[[Sequence[object]], list[object]] | None" = field(init=False, repr=False)
+    assemble: Assembler | None = field(init=False, repr=False)
+    """The kernel's operands from the read values (None when they are the read values)."""
+    direct: Callable[..., object] | None = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         plain = all(f is None for f in self.fills)
         object.__setattr__(self, "plain", plain)
-        object.__setattr__(self, "_assemble", None if plain else assembler(self.fills))
+        assemble = None if plain else assembler(self.fills)
+        object.__setattr__(self, "assemble", assemble)
+        kernel = self.plan.kernel
+        assert kernel is not None
+        direct: Callable[..., object] | None = None
+        if not kernel.needs_ctx and not self.conv:
+            fn = kernel.fn
+            direct = fn if assemble is None else lambda *xs: fn(*assemble(xs))
+        object.__setattr__(self, "direct", direct)
 
     def compute(self, run: Run, scope: int, xs: Sequence[object]) -> object:
         """The kernel on the operands assembled from ``xs`` (host-int index values at ``conv``
@@ -90,18 +101,12 @@ class OpApply:
         assert kernel is not None
         if self.conv:
             xs = tensors_at(xs, self.conv, run.device)
-        operands = xs if self._assemble is None else self._assemble(xs)
+        operands = xs if self.assemble is None else self.assemble(xs)
         return kernel.fn(run.contexts[scope], *operands) if kernel.needs_ctx else kernel.fn(*operands)
 
     @property
     def op(self) -> Op:
         return self.plan.op
-
-    @property
-    def direct(self) -> Callable[..., object] | None:
-        kernel = self.plan.kernel
-        assert kernel is not None
-        return kernel.fn if self.plain and not kernel.needs_ctx and not self.conv else None
 
     def describe(self) -> str:
         return self.plan.op.name
@@ -216,18 +221,23 @@ class RunLoop:
     key: str
     dispatch: ClassVar[bool] = False
     direct: ClassVar[None] = None
+    outputs: Getter = field(init=False, repr=False)
+    """The body's output values (its outputs' leaves) taken out of an iteration's context."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "outputs", getter(leaves(self.body.outputs)))
 
     def compute(self, run: Run, scope: int, xs: Sequence[object]) -> object:
         n = trip_count(self.region, run.contexts[scope])
         device = run.device
         front = list(xs[: self.n_front])
         carries = [observed(c, device) for c in xs[self.n_front :]]  # carries are tensors
-        body, outputs, check = self.body, leaves(self.body.outputs), run.checks is not None
+        body, outputs, check = self.body, self.outputs, run.checks is not None
         carried = bool(self.region.carried_args)
         host = host_indices(device)
         last: list[object] = []
         for i in range(n):
-            values = front + [i if host else index_tensor(i, device)] + carries
+            values = [*front, i if host else index_tensor(i, device), *carries]
             if run.trace is None:
                 body.execute(run, values, free=True, check=check)
             else:
@@ -235,7 +245,7 @@ class RunLoop:
                 iteration = run.iteration(iteration_prefix(run.trace_prefix + self.key, i), nested)
                 body.execute(iteration, values, free=False, check=check)
                 record(body.keyed, values, iteration.trace_prefix, nested, run.trace, device)
-            outs = [observed(read(r, values), device) for r in outputs]
+            outs = [observed(x, device) for x in outputs(values)]
             if carried:
                 carries = outs
             else:

@@ -46,6 +46,7 @@ from tfexec.semantics.dispatch import Fill, plan_call
 from tfexec.semantics.keys import ScopeKeys, function_keys, is_reported, loop_keys
 from tfexec.semantics.layouts import StaticLayouts, function_layouts
 from tfexec.semantics.targets import resolve_target
+from tfexec.semantics.values import may_hold_index
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,9 +208,9 @@ def _lower_op_call(call: Call, op: Op, scope: _Scope) -> LRef:
         slot = scope.emit(what, reads, call.checked_type, call, keyed=True)
         return slot_ref(slot.slot, call.checked_type)
     fills = tuple(_fill(view, ref, scope, reads) for view, ref in zip(plan.views, refs))
-    index = plan.kernel.host_index  # an index kernel takes and makes host ints
+    index = plan.kernel.host_index  # an index kernel takes host ints, and may make them
     out = scope.emit(OpApply(plan, fills, () if index else builder.conversions(reads)), reads, call.checked_type, call, keyed=True)
-    if index:
+    if index and may_hold_index(call.checked_type):
         builder.host_ints.add(out.slot)
     return out
 

@@ -221,4 +221,4 @@ def record(
     out.update(nested)
 
 
-__all__ = ["Body", "Ref", "Run", "getter", "leaves", "project", "read", "record"]
+__all__ = ["Body", "Getter", "Ref", "Run", "getter", "leaves", "project", "read", "record"]

@@ -10,8 +10,9 @@ node's declared reads. Every failure is an ``EvalError`` prefixed by ``describe_
 """
 
 import dataclasses
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import TypeAlias, Union
 
 import torch
@@ -20,13 +21,15 @@ from tfexec.errors import EvalError
 from tfexec.ir.dtypes import DType
 from tfexec.ir.expr import Call
 from tfexec.ir.ops.base import Op
-from tfexec.ir.types import Layout, ShardLayout
+from tfexec.ir.types import Layout, ShardLayout, TupleType, Type
 from tfexec.ir.weak import OperandView, Weak, operand_view
 from tfexec.semantics import messages
 from tfexec.semantics.context import EvaluateContext
 from tfexec.semantics.layouts import tensor_layout
 from tfexec.semantics.registry import Arg, Kernel, OpRule, eval_registry
-from tfexec.semantics.values import IndexValue, LayoutTree, TensorValue, TupleValue, Value, layout_leaf, relabel
+from tfexec.semantics.values import (
+    IndexValue, LayoutTree, TensorValue, TupleValue, Value, layout_leaf, may_hold_index, relabel,
+)
 
 Hole = None
 """In a ``Fill``: one operand value supplied at run time (a tensor, or a tuple of tensors)."""
@@ -40,7 +43,8 @@ class CallPlan:
     """Everything static about one op call site (see the module docstring).
 
     ``direct`` is true when every operand is a run-time value: the kernel's operands are
-    then exactly the operands' values, in order.
+    then exactly the operands' values, in order; otherwise ``assemble`` makes them of the
+    operands' run-time parts (``holes_of``) and the weak scalars.
     """
 
     call: Call
@@ -54,6 +58,7 @@ class CallPlan:
     kernel: Kernel | None
     layout: Layout | ShardLayout | None
     direct: bool
+    assemble: "Assembler | None"
 
     @property
     def current(self) -> bool:
@@ -70,7 +75,7 @@ def plan_call(call: Call, op: Op, operand_layouts: Sequence[LayoutTree]) -> Call
     refusal = messages.missing_handler(call) if rule is None else messages.arity(call, op)
     if refusal is None and rule is not None and rule.value_rule is None:
         refusal = messages.expr_attribute(call, op)
-    args = tuple(_arg(v, lay) for v, lay in zip(views, layouts))
+    args = tuple(_arg(v, lay, a.checked_type) for v, lay, a in zip(views, layouts, call.args))
     kernel = None
     if refusal is None and rule is not None and rule.value_rule is not None:
         try:
@@ -81,7 +86,8 @@ def plan_call(call: Call, op: Op, operand_layouts: Sequence[LayoutTree]) -> Call
             kernel = _ir_dtype_checked(kernel)
     layout = op.value_layout(tuple(tensor_layout(lay) for lay in layouts))
     direct = all(v is None for v in views)
-    return CallPlan(call, op, version, rule, refusal, views, layouts, args, kernel, layout, direct)
+    assemble = None if direct or kernel is None else assembler(views)
+    return CallPlan(call, op, version, rule, refusal, views, layouts, args, kernel, layout, direct, assemble)
 
 
 _CATALOGUE = "tfexec.semantics.rules."
@@ -105,22 +111,17 @@ def _ir_dtype_checked(kernel: Kernel) -> Kernel:
 _PLAIN_ARG, _WEAK_ARG = Arg(), Arg(weak=True)  # the common Args, shared (a program has one per operand)
 
 
-def _arg(view: OperandView, layout: LayoutTree) -> Arg:
+def _arg(view: OperandView, layout: LayoutTree, t: Type | None) -> Arg:
+    """What the rule is told of one operand of static type ``t`` (None: not inferred, so it
+    may be anything, an index value included)."""
     if isinstance(view, Weak):
         return _WEAK_ARG
     if view is None:
         lay = tensor_layout(layout)
-        return _PLAIN_ARG if lay is None else Arg(lay)
-    return Arg(fields=tuple(_arg(v, layout_leaf(layout, i)) for i, v in enumerate(view)))
-
-
-def fill(template: Fill, holes: Iterator[object]) -> object:
-    """A kernel operand: ``template`` with each ``Hole`` taken, in order, from ``holes``."""
-    if template is None:
-        return next(holes)
-    if isinstance(template, Weak):
-        return template.value
-    return tuple(fill(t, holes) for t in template)
+        index = t is None or may_hold_index(t)
+        return _PLAIN_ARG if lay is None and not index else Arg(lay, index=index)
+    types = t.fields if isinstance(t, TupleType) else (None,) * len(view)
+    return Arg(fields=tuple(_arg(v, layout_leaf(layout, i), f) for i, (v, f) in enumerate(zip(view, types))))
 
 
 def holes_of(views: Sequence[OperandView], values: Sequence[Value], out: list[object], host: bool = False) -> list[object]:
@@ -144,33 +145,50 @@ def raw(value: Value, host: bool = False) -> object:
     return tuple(raw(v, host) for v in value.elements)
 
 
-def assemble(fills: Sequence[Fill], holes: Sequence[object]) -> list[object]:
-    """A kernel's operands: one per ``fills`` entry, each ``Hole`` taken in order from ``holes``."""
-    it = iter(holes)
-    return [fill(f, it) for f in fills]
-
-
-Assembler = Callable[[Sequence[object]], list[object]]
+Assembler = Callable[[Sequence[object]], Sequence[object]]
 
 
 def assembler(fills: Sequence[Fill]) -> Assembler:
-    """``assemble`` with ``fills`` fixed: each hole's position in ``holes`` is found once, here,
-    not per call (the lowered graph assembles a node's operands this way at every run)."""
-    position = [0]
+    """A kernel's operands, one per ``fills`` entry, each ``Hole`` taken in order from the
+    run-time ``holes`` it is given: the weak scalars' values are appended to the holes, and
+    each operand (a tuple one too) is then picked out of that by an ``itemgetter`` whose
+    positions are found once, here, not per call."""
+    n_holes = _count_holes(fills)
+    holes = iter(range(n_holes))
+    consts: list[object] = []
 
-    def part(f: Fill) -> Callable[[Sequence[object]], object]:
+    def position(f: Fill) -> Pick:
         if f is None:
-            i = position[0]
-            position[0] += 1
-            return lambda holes: holes[i]
+            return next(holes)
         if isinstance(f, Weak):
-            value = f.value
-            return lambda holes: value
-        parts = [part(g) for g in f]
-        return lambda holes: tuple([p(holes) for p in parts])
+            consts.append(f.value)
+            return n_holes + len(consts) - 1
+        return tuple(position(g) for g in f)
 
-    parts = [part(f) for f in fills]
-    return lambda holes: [p(holes) for p in parts]
+    top = _picker(tuple(position(f) for f in fills))
+    extra = tuple(consts)
+    if not extra:
+        return top
+    return lambda xs: top((*xs, *extra))
+
+
+Pick: TypeAlias = Union[int, tuple["Pick", ...]]
+"""Where an operand comes from: a position among the holes and weak values, or a tuple of picks."""
+
+
+def _picker(pick: tuple[Pick, ...]) -> Assembler:
+    """The function taking the tuple ``pick`` describes out of the holes and weak values."""
+    if len(pick) >= 2 and all(type(p) is int for p in pick):
+        whole: Assembler = itemgetter(*pick)  # one C call, making the tuple
+        return whole
+    parts: list[Callable[[Sequence[object]], object]] = [
+        itemgetter(p) if isinstance(p, int) else _picker(p) for p in pick
+    ]
+    return lambda xs: tuple([part(xs) for part in parts])
+
+
+def _count_holes(fills: Sequence[Fill]) -> int:
+    return sum(1 if f is None else 0 if isinstance(f, Weak) else _count_holes(f) for f in fills)
 
 
 def handler_operands(plan: CallPlan, values: Sequence[Value]) -> tuple[Value, ...]:

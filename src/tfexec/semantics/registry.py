@@ -34,12 +34,16 @@ class Arg:
 
     ``layout`` is the layout the operand's value carries; ``weak`` says the operand is a
     weak Python scalar (``mul(x, 0.5)``), which the kernel then receives as the Python
-    value; ``fields`` describes a tuple operand with weak fields (slice starts ``(0, t)``).
+    value; ``fields`` describes a tuple operand with weak fields (slice starts ``(0, t)``);
+    ``index`` says the operand may be an index value (its type is ``i64[()]``), which a
+    ``host_index`` kernel may receive as a host int — a kernel told no operand is one needs
+    no run context to make tensors of them.
     """
 
     layout: Layout | ShardLayout | None = None
     weak: bool = False
     fields: tuple["Arg", ...] | None = None
+    index: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +150,7 @@ def lookup_value_rule(op_cls: type[Op]) -> ValueRule | None:
 def arg_of_value(value: Value) -> Arg:
     """The ``Arg`` a value stands for (what a rule would have been told about it)."""
     if isinstance(value, TensorValue):
-        return Arg(value.type.layout, value.scalar is not None)
+        return Arg(value.type.layout, value.scalar is not None, index=isinstance(value, IndexValue))
     fields = tuple(arg_of_value(v) for v in value.elements)
     return Arg(fields=fields) if any(f.weak or f.fields is not None for f in fields) else Arg()
 

@@ -44,6 +44,11 @@ class TensorValue(_ValueBase):
                 f"TensorValue.type must be a TensorType, got {type(self.type).__name__} {self.type!r}"
             )
 
+    @property
+    def layout(self) -> "Layout | ShardLayout | None":
+        """The layout the value carries (its type's)."""
+        return self.type.layout
+
 
 class ComputedValue(TensorValue):
     """A ``TensorValue`` an op kernel made on the direct route: its ``type`` is made from its
@@ -69,6 +74,11 @@ class ComputedValue(TensorValue):
     @type.setter
     def type(self, value: TensorType) -> None:
         self._type = value
+        self._layout = value.layout
+
+    @property
+    def layout(self) -> "Layout | ShardLayout | None":
+        return self._layout  # known without making the type
 
 
 def index_tensor(i: int, device: "str | None") -> torch.Tensor:
@@ -122,6 +132,12 @@ class LazyTensorValue(TensorValue):
 
 
 _INDEX_TYPE = TensorType((), DType.int64)
+
+
+def may_hold_index(t: "Type | None") -> bool:
+    """Whether a value of type ``t`` may be an index value held as a host int: only an
+    ``i64[()]`` one can (a ``dim_*`` result; a ``slice`` takes host ints, makes tensors)."""
+    return t == _INDEX_TYPE
 
 
 class IndexValue(LazyTensorValue):
@@ -201,7 +217,7 @@ def relabel(value: Value, layouts: LayoutTree) -> Value:
     handler returned or a binding received)."""
     if isinstance(value, TensorValue):
         layout = layouts if not isinstance(layouts, tuple) else None
-        if value.scalar is None and value.type.layout == layout:
+        if value.scalar is None and value.layout == layout:
             return value
         return TensorValue(value.data, value.type.with_layout(layout))
     if isinstance(value, TupleValue):

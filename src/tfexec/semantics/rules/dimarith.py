@@ -17,16 +17,24 @@ def _register(cls: type[DimOp]) -> None:
     def _rule(op: DimOp, args: tuple[Arg, ...]) -> Kernel:
         name, dim_op = op.name, op.dim_op
 
-        def run(ctx: EvaluateContext, a: object, b: object) -> torch.Tensor:
+        def compute(a: object, b: object) -> int:
             lhs = a if type(a) is int else read_index(a, f"{name} operand 0")  # a host-int index: as it is
             rhs = b if type(b) is int else read_index(b, f"{name} operand 1")
             try:
-                result = apply_dim_op(dim_op, lhs, rhs)
+                return apply_dim_op(dim_op, lhs, rhs)
             except DimError as exc:
                 raise EvalError(f"{name}: {exc} [{name} (C2)]") from None
-            return result if host_indices(ctx.device) else index_tensor(result, ctx.device)  # type: ignore[return-value]  # an index value (Kernel.host_index)
 
-        return Kernel(run, needs_ctx=True, host_index=True)
+        if not all(arg.weak for arg in args):
+            # An operand read as a tensor is on the run's device, and reading it fails on meta,
+            # so a result reached here is on a device that keeps index values as host ints.
+            return Kernel(compute, host_index=True)  # type: ignore[arg-type]  # an index value (Kernel.host_index)
+
+        def on_device(ctx: EvaluateContext, a: object, b: object) -> torch.Tensor:
+            result = compute(a, b)
+            return result if host_indices(ctx.device) else index_tensor(result, ctx.device)  # type: ignore[return-value]  # an index value
+
+        return Kernel(on_device, needs_ctx=True, host_index=True)
 
 
 for _cls in DIM_OPS:

@@ -95,32 +95,62 @@ def _slice(op: Slice, args: tuple[Arg, ...]) -> Kernel:
     static_st = (1,) * rank if op.strides is None else static_sizes(op.strides)
     static = _windows(static_sz, static_st) if static_sz is not None and static_st is not None else None
 
+    def index_of(t: torch.Tensor, starts: object, windows: tuple[tuple[int, int, int], ...]) -> tuple[slice, ...]:
+        """The windows at ``starts`` as Python slices; the constraints are checked in full
+        (every axis, in order) as soon as one start is not a plain in-range int."""
+        shape = t.shape
+        if type(starts) is tuple and len(starts) == rank == len(shape):
+            index = []
+            for s, (size, stride, span), n in zip(starts, windows, shape):
+                if type(s) is not int or s < 0 or stride < 1 or (size and s + span > n):
+                    return _checked_index(t, starts, windows, rank)
+                index.append(slice(s, s + span, stride))
+            return tuple(index)
+        return _checked_index(t, starts, windows, rank)
+
+    if static is not None and not args[0].weak and not args[0].index:  # a tensor operand, static windows
+        windows = static
+
+        def run_static(x: object, starts: object) -> torch.Tensor:
+            if type(x) is not torch.Tensor and not isinstance(x, torch.Tensor):
+                raise EvalError(f"slice operand must be a tensor, found {type(x).__name__}")
+            return x[index_of(x, starts, windows)]
+
+        return Kernel(run_static, host_index=True)  # starts may be host-int index values
+
     def run(ctx: EvaluateContext, x: object, starts: object) -> torch.Tensor:
         t = x if isinstance(x, torch.Tensor) else as_tensor(ctx, x, "slice operand")
-        if type(starts) is not tuple:
-            raise EvalError("slice starts must be a tuple of rank-0 integers")
-        shape = t.shape
-        if len(starts) != len(shape) or rank != len(shape):
-            raise EvalError(
-                f"slice (C1): a rank-{len(shape)} value needs {len(shape)} starts and sizes, got {len(starts)} and {rank}"
-            )
         windows = static if static is not None else _windows(_sizes(ctx, op.sizes), _sizes(ctx, op.strides or (1,) * rank))
-        index = []
-        for axis, (s, (size, stride, span)) in enumerate(zip(starts, windows)):
-            start = s if type(s) is int else read_index(s, f"slice start {axis}")  # a Python int: no read needed
-            if start < 0:
-                raise EvalError(f"slice (C2): start {start} on axis {axis} is negative (starts never count from the end)")
-            if stride < 1:
-                raise EvalError(f"slice: stride {stride} on axis {axis} must be positive")
-            stop = start + span
-            if size and stop > shape[axis]:
-                raise EvalError(
-                    f"slice (C2): window [{start}, {stop}) with stride {stride} runs past axis {axis} of length {shape[axis]}"
-                )
-            index.append(slice(start, stop, stride))
-        return t[tuple(index)]
+        return t[index_of(t, starts, windows)]
 
     return Kernel(run, needs_ctx=True, host_index=True)  # starts may be host-int index values
+
+
+def _checked_index(
+    t: torch.Tensor, starts: object, windows: tuple[tuple[int, int, int], ...], rank: int
+) -> tuple[slice, ...]:
+    """``slice``'s windows at ``starts`` with every constraint checked, axis by axis (C1, C2)."""
+    if type(starts) is not tuple:
+        raise EvalError("slice starts must be a tuple of rank-0 integers")
+    shape = t.shape
+    if len(starts) != len(shape) or rank != len(shape):
+        raise EvalError(
+            f"slice (C1): a rank-{len(shape)} value needs {len(shape)} starts and sizes, got {len(starts)} and {rank}"
+        )
+    index = []
+    for axis, (s, (size, stride, span)) in enumerate(zip(starts, windows)):
+        start = s if type(s) is int else read_index(s, f"slice start {axis}")  # a Python int: no read needed
+        if start < 0:
+            raise EvalError(f"slice (C2): start {start} on axis {axis} is negative (starts never count from the end)")
+        if stride < 1:
+            raise EvalError(f"slice: stride {stride} on axis {axis} must be positive")
+        stop = start + span
+        if size and stop > shape[axis]:
+            raise EvalError(
+                f"slice (C2): window [{start}, {stop}) with stride {stride} runs past axis {axis} of length {shape[axis]}"
+            )
+        index.append(slice(start, stop, stride))
+    return tuple(index)
 
 
 def _windows(sizes: tuple[int, ...], strides: tuple[int, ...]) -> tuple[tuple[int, int, int], ...]:
