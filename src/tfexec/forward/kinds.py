@@ -27,7 +27,7 @@ from tfexec.ir.ops.base import Op
 from tfexec.ir.types import TupleType, Type
 from tfexec.forward.run import Body, Getter, Run, getter, leaves, read, record
 from tfexec.semantics.binding import call_bindings
-from tfexec.semantics.constants import const_tensor_value, index_tensor, materialize_constant
+from tfexec.semantics.constants import const_tensor_data, index_tensor, materialize_constant
 from tfexec.semantics.dispatch import Assembler, CallPlan, Fill, apply_handler, assembler, raw
 from tfexec.semantics.keys import iteration_prefix
 from tfexec.semantics.loops import trip_count
@@ -174,7 +174,7 @@ class ReadWeight:
     direct: ClassVar[None] = None
 
     def compute(self, run: Run, scope: int, xs: Sequence[object]) -> object:
-        return const_tensor_value(self.weight, run.contexts[scope]).data
+        return const_tensor_data(self.weight, run.contexts[scope])
 
     def describe(self) -> str:
         return f"weight {self.weight.name}"

@@ -75,6 +75,12 @@ def _same_device(a: torch.device, b: torch.device) -> bool:
 def const_tensor_value(node: ConstTensor, ctx: EvaluateContext) -> TensorValue:
     """A module constant, loaded lazily (at most once) from the run's loaded module and
     refused at first use when it lives somewhere other than the run (spec §2)."""
+    data = const_tensor_data(node, ctx)
+    return TensorValue(data, TensorType(tuple(data.shape), DType.from_torch(data.dtype), node.type.layout))
+
+
+def const_tensor_data(node: ConstTensor, ctx: EvaluateContext) -> torch.Tensor:
+    """``const_tensor_value``'s tensor (what the lowered graph's weight node holds)."""
     loaded: "LoadedModule | None" = ctx.loaded_module
     if loaded is None:
         raise EvalError(
@@ -91,7 +97,7 @@ def const_tensor_value(node: ConstTensor, ctx: EvaluateContext) -> TensorValue:
             f"{describe_expr(node)}: weight {node.name} is on {data.device} but the inputs are on {run}; "
             "tfexec never moves tensors: load the module on the inputs' device (load_module(path, device=...))"
         )
-    return TensorValue(data, TensorType(tuple(data.shape), DType.from_torch(data.dtype), node.type.layout))
+    return data
 
 
 def index_value(i: int, device: str | None) -> TensorValue:

@@ -65,7 +65,8 @@ def tensorize(ctx: EvaluateContext, a: Operand, b: Operand) -> tuple[torch.Tenso
 
 def resolve_shape(ctx: EvaluateContext, dims: Sequence[ShapeDim]) -> tuple[int, ...]:
     """Concrete sizes of ``dims`` under the run's dim bindings."""
-    return tuple(resolve_dim(d, ctx.dim_bindings) for d in dims)
+    bindings = ctx.dim_bindings
+    return tuple([d if type(d) is int else resolve_dim(d, bindings) for d in dims])  # a static size as it is
 
 
 def static_sizes(dims: Sequence[ShapeDim]) -> tuple[int, ...] | None:

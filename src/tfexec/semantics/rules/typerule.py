@@ -19,12 +19,6 @@ _WEAK = {bool: DType.bool, int: DType.int64, float: DType.float32}
 _MAX_SIGNATURES = 32
 
 
-def _signature(arg: object) -> object:
-    if isinstance(arg, torch.Tensor):
-        return (tuple(arg.shape), arg.dtype)
-    return type(arg)
-
-
 def _operand(arg: object) -> Operand:
     if isinstance(arg, torch.Tensor):
         return Operand(TensorType(tuple(arg.shape), DType.from_torch(arg.dtype)))
@@ -46,7 +40,9 @@ class TypeRule:
 
     def check(self, *args: object) -> TensorType:
         """The result type for operands ``args`` (tensors, or weak Python scalars)."""
-        key = tuple(_signature(a) for a in args)
+        # A tensor's signature is its shape and dtype (a torch.Size hashes and compares as the
+        # tuple it is), a weak scalar's its Python type.
+        key = tuple([(a.shape, a.dtype) if isinstance(a, torch.Tensor) else type(a) for a in args])
         found = self._known.get(key)
         if found is not None:
             return found
