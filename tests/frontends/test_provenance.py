@@ -71,3 +71,20 @@ def test_whole_stacks_restores_torch_behaviour_after_the_import() -> None:
 
     assert traces(exported) == traces(again)
     assert ", in scaled" in "".join(traces(inside)) and ", in scaled" not in "".join(traces(exported))
+
+
+def test_a_model_of_torch_modules_points_at_their_forward_lines_not_the_tracer() -> None:
+    """``nn.Sequential(nn.Linear, nn.GELU)`` has no frame outside torch: each node points at the
+    line of the ``torch.nn`` module whose ``forward`` made it, never at ``torch/fx``'s frames."""
+    import inspect
+
+    torch.manual_seed(0)
+    loaded = import_module(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.GELU()).eval(), (torch.randn(2, 4),))
+    assert loaded.entry is not None
+    spans = {type(n.target).__name__: n.span for n in post_order([loaded.entry.body]) if isinstance(n, Call)}
+    linear, gelu = spans["Linear"], spans["Gelu"]
+    assert linear is not None and gelu is not None
+    assert Path(linear.file) == Path(inspect.getfile(torch.nn.Linear)) and Path(gelu.file) == Path(inspect.getfile(torch.nn.GELU))
+    source, start = inspect.getsourcelines(torch.nn.Linear.forward)
+    assert start <= linear.line < start + len(source)  # inside Linear.forward
+    assert "fx" not in Path(linear.file).parts

@@ -30,15 +30,25 @@ _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 _TFEXEC_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
 
 
+_TORCH_NN_DIR = _TORCH_DIR + "nn" + os.sep
+
+
 def user_frame(stack_trace: object) -> tuple[str, int, str] | None:
-    """``(file, line, text)`` of the innermost frame outside torch and tfexec; failing that
-    (code typed at a prompt has no file), the innermost outside tfexec; else None."""
+    """``(file, line, text)`` of the innermost frame outside torch and tfexec; failing that (a
+    model made of torch's own modules, ``nn.Sequential(nn.Linear(...))``), the innermost in
+    ``torch.nn`` — the module whose ``forward`` made the node, not the tracer's frames; failing
+    that (code typed at a prompt has no file), the innermost outside tfexec; else None."""
     if not isinstance(stack_trace, str):
         return None
     frames = [(m["file"], int(m["line"]), (m["text"] or "").strip()) for m in _FRAME.finditer(stack_trace)]
-    for excluded in ((_TORCH_DIR, _TFEXEC_DIR), (_TFEXEC_DIR,)):
+    wanted: tuple[Callable[[str], bool], ...] = (
+        lambda path: not path.startswith((_TORCH_DIR, _TFEXEC_DIR)),
+        lambda path: path.startswith(_TORCH_NN_DIR),
+        lambda path: not path.startswith(_TFEXEC_DIR),
+    )
+    for keep in wanted:
         for file, line, text in reversed(frames):
-            if not os.path.abspath(file).startswith(excluded):
+            if keep(os.path.abspath(file)):
                 return file, line, text
     return None
 
