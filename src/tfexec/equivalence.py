@@ -24,6 +24,7 @@ from tfexec.forward.lower import lower
 from tfexec.infer import infer_types
 from tfexec.ir.describe import describe_expr, op_label
 from tfexec.ir.expr import Expr, Function
+from tfexec.ir.span import display_location
 from tfexec.loading import LoadedModule
 from tfexec.semantics.keys import node_sources, template
 from tfexec.semantics.targets import resolve_target
@@ -102,7 +103,7 @@ class EquivalenceReport:
         if self.rows:
             headers = ("key", "op", "location", "shape", "dtype", "max|Δ|", "status")
             cells = [
-                (r.key, r.op, r.location, r.shape, r.dtype, "-" if r.max_abs_diff is None else f"{r.max_abs_diff:.3g}", r.status)
+                (r.key, r.op, display_location(r.location), r.shape, r.dtype, "-" if r.max_abs_diff is None else f"{r.max_abs_diff:.3g}", r.status)
                 for r in self.rows
             ]
             widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(headers)]

@@ -20,6 +20,7 @@ import torch
 
 from tfexec.api_checks import public
 from tfexec.compare._format import Dump, entry_for, read_dump, write_dump
+from tfexec.ir.span import display_location
 from tfexec.compare._tolerance import Tolerance, compare_tensors, resolve_tolerances
 from tfexec.errors import TfexecError
 from tfexec.ir.dtypes import DType
@@ -92,7 +93,7 @@ class ComparisonReport:
     def __str__(self) -> str:
         headers = ("key", "op", "location", "shape", "dtype", "tolerance", "max|Δ|", "status", "source")
         cells = [
-            (r.key, r.op, r.location, r.shape, r.dtype, r.tolerance,
+            (r.key, r.op, display_location(r.location), r.shape, r.dtype, r.tolerance,
              "-" if r.max_abs_diff is None else f"{r.max_abs_diff:.3g}", r.status, _clip(r.source, 60))
             for r in self.rows
         ]

@@ -1,5 +1,7 @@
 """Provenance: where a node was authored."""
 
+import os
+import sys
 from dataclasses import dataclass
 
 from tfexec.errors import IRConstructionError
@@ -34,3 +36,19 @@ class Span:
     def location(self) -> str:
         """``file:line:col`` as compilers print it."""
         return f"{self.file}:{self.line}:{self.column}"
+
+
+def display_location(location: str) -> str:
+    """``file:line:col`` with the file shortened for a table column: relative to the deepest
+    of the working directory and the ``sys.path`` entries that holds it
+    (``transformers/models/llama/modeling_llama.py:64:9`` for a model in site-packages);
+    a relative path or a name such as ``<string>`` as it is."""
+    parts = location.rsplit(":", 2)
+    if len(parts) != 3 or not (parts[1].isdigit() and parts[2].isdigit()) or not os.path.isabs(parts[0]):
+        return location
+    path = parts[0]
+    roots = {r.rstrip(os.sep) for r in (os.getcwd(), *sys.path) if r and os.path.isabs(r)}
+    for root in sorted((r for r in roots if r), key=len, reverse=True):  # "/" itself is no root
+        if path.startswith(root + os.sep):
+            return f"{path[len(root) + 1:]}:{parts[1]}:{parts[2]}"
+    return location

@@ -8,6 +8,7 @@ import torch
 
 from tfexec.compare import ComparisonReport, NodeComparison, Tolerance
 from tfexec.frontends.torch._pairing import Pairing, Unpaired
+from tfexec.ir.span import display_location
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +73,7 @@ class TorchCheckReport:
             rows = [u for u in self.unpaired if u.side == side]
             if rows:
                 lines.append(f"unpaired (not compared, not failures): {len(rows)} {title}")
-                lines.extend(f"  {u.name}  {u.op}  {u.location}  {u.why}".rstrip() for u in rows)
+                lines.extend(f"  {u.name}  {u.op}  {display_location(u.location)}  {u.why}".rstrip() for u in rows)
         lines.append(self.summary())
         first = self.first_divergence
         if first is not None and first.source:
