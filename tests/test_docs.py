@@ -511,3 +511,15 @@ def test_a_text_form_example_that_fails_or_a_refusal_that_runs_fails_the_check(b
 def test_a_text_form_page_without_a_section_tfexec_ops_points_to_fails_the_check() -> None:
     with pytest.raises(TextFormError, match="names section 'Loops and carries', which the page lacks"):
         refresh_text_form(_headings().replace("## Loops and carries\n", ""))
+
+
+def test_an_optional_operand_reads_operand_or_none_in_the_reference() -> None:
+    """Python flattens ``Operand | None`` into every member of ``Operand``; the reference names
+    the alias again (``bias: Operand | None``), as the builder's signature is written."""
+    from tfexec import ops
+    from tfexec.docs._opref import annotation_text
+
+    assert annotation_text(ops.Operand | None) == "Operand | None"
+    assert annotation_text(ops.DTypeLike | None) == "DTypeLike | None"
+    assert annotation_text(ops.Operand) == "Operand"
+    assert annotation_text(int | None) == "int | None"

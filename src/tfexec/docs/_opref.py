@@ -60,11 +60,15 @@ class OpReference:
 # -- annotations as text ------------------------------------------------------------------
 
 
+_ALIASES = ((builders.Operand, "Operand"), (builders.DTypeLike, "DTypeLike"))
+"""The unions a builder's signature names by their alias."""
+
+
 def annotation_text(hint: object) -> str:
     """An annotation as the reference prints it: ``ShapeDim``, ``tuple[int, ...] | None``."""
     if isinstance(hint, str):
         return hint
-    for alias, name in ((builders.Operand, "Operand"), (builders.DTypeLike, "DTypeLike")):
+    for alias, name in _ALIASES:
         if hint == alias:
             return name
     if hint is type(None):
@@ -73,6 +77,11 @@ def annotation_text(hint: object) -> str:
     if origin in (Union, pytypes.UnionType):
         if set(args) == {int, DimVar, DimExpr}:
             return "ShapeDim"
+        for alias, name in _ALIASES:
+            members = get_args(alias)
+            if members and set(members) < set(args):  # ``Operand | None``: Python flattens the union
+                rest = [a for a in args if a not in members]
+                return " | ".join([name, *(annotation_text(a) for a in rest)])
         return " | ".join(annotation_text(a) for a in args)
     if origin is Literal:
         return " | ".join(repr(a) for a in args)
