@@ -251,8 +251,31 @@ def test_what_cannot_be_checked_is_refused_with_a_tfexec_error(mlp: tuple[Import
     reloaded = tfexec.load_module(imported.save(tmp_path / "mlp"))
     with pytest.raises(TorchCheckError, match="needs the module import_module returned"):
         check_imported_against_torch(reloaded, x)  # type: ignore[arg-type]
-    with pytest.raises(tfexec.TfexecError, match="x"):
-        check_imported_against_torch(imported, torch.randn(3, 9))  # the wrong width: tfexec's binding error
+    with pytest.raises(TorchCheckError, match=r"input 0 \(x\) axis 1 has size 9; the program was exported with size 8"):
+        check_imported_against_torch(imported, torch.randn(3, 9))  # the wrong width
+
+
+def test_inputs_the_export_was_not_made_for_are_refused_before_either_run() -> None:
+    """The node-by-node run of the exported graph skips torch's own input checks, so the
+    check makes them: a dim outside its exported range, one dim at two sizes, a wrong rank."""
+    from torch.export import Dim
+
+    from tfexec.frontends.torch import check_against_torch
+
+    def f(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(x * 2, dim=-1) + y
+
+    x = torch.randn(4, 16)
+    shapes = {"x": {0: Dim("B", max=8)}, "y": {0: Dim("B", max=8)}}
+    assert check_against_torch(f, (x, x), shapes, inputs=(torch.randn(6, 16), torch.randn(6, 16))).ok
+    refusals = [
+        ((torch.randn(9, 16), torch.randn(9, 16)), r"input 0 \(x\) axis 0 has size 9, outside the range its dim was exported for \(0\.\.8\)"),
+        ((torch.randn(4, 16), torch.randn(5, 16)), r"input 1 \(y\) axis 0 has size 5 but input 0 \(x\) axis 0 has 4"),
+        ((torch.randn(4), torch.randn(4, 16)), r"input 0 \(x\) has rank 1; the program was exported for rank 2"),
+    ]
+    for inputs, message in refusals:
+        with pytest.raises(TorchCheckError, match=message):
+            check_against_torch(f, (x, x), shapes, inputs=inputs)
 
 
 def test_pytorch_failing_on_the_exported_program_names_the_node(mlp: tuple[ImportedModule, torch.Tensor]) -> None:

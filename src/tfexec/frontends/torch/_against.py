@@ -69,6 +69,7 @@ def check_imported_against_torch(
             f"got {type(imported).__name__}"
         )
     args = _inputs(inputs, len(fn.params))
+    check_sizes(exported, args, [p.name for p in fn.params])
     pairing = pair(fn, exported.graph, imported.node_values)
     ours = tfexec_table(imported, args)
     theirs = torch_values(exported, args)
@@ -96,6 +97,53 @@ def check_imported_against_torch(
     worst = max(margins, key=lambda m: m.ratio, default=None)
     used = Pairing(tuple(paired), pairing.unpaired_hir, pairing.unpaired_fx + tuple(extra), pairing.placeholders)
     return TorchCheckReport(comparison, used, worst)
+
+
+def check_sizes(exported: torch.export.ExportedProgram, inputs: Sequence[torch.Tensor], names: Sequence[str]) -> None:
+    """Refuse inputs the exported program was not made for: a static size other than the
+    export's, a dynamic size outside its ``Dim``'s range, or one ``Dim`` at two sizes. The
+    node-by-node run skips the exported module's own input checks, and outside those
+    promises PyTorch's side is not the program torch specialised. ``names`` are the inputs'
+    names as the imported function's parameters have them."""
+    placeholders = {n.name: n for n in exported.graph.nodes if n.op == "placeholder"}
+    seen: dict[object, tuple[int, str]] = {}
+    for i, (placeholder, x, name) in enumerate(zip(exported.graph_signature.user_inputs, inputs, names)):
+        node = placeholders.get(placeholder)
+        val = node.meta.get("val") if node is not None else None
+        if not isinstance(val, torch.Tensor):
+            continue
+        what = f"input {i} ({name})"
+        if x.dim() != val.dim():
+            raise TorchCheckError(f"{what} has rank {x.dim()}; the program was exported for rank {val.dim()}")
+        dims: tuple[object, ...] = tuple(val.shape)  # ints, and SymInts for the dynamic axes
+        for axis, (size, dim) in enumerate(zip(x.shape, dims)):
+            where = f"{what} axis {axis}"
+            if isinstance(dim, int):
+                if size != dim:
+                    raise TorchCheckError(f"{where} has size {size}; the program was exported with size {dim} there (not dynamic)")
+                continue
+            symbol = getattr(getattr(dim, "node", None), "expr", None)
+            if symbol is None:
+                continue
+            known = exported.range_constraints.get(symbol)
+            if known is not None:
+                low, high = _bound(known.lower), _bound(known.upper)
+                if (low is not None and size < low) or (high is not None and size > high):
+                    shown = f"{low if low is not None else '-inf'}..{high if high is not None else 'inf'}"
+                    raise TorchCheckError(f"{where} has size {size}, outside the range its dim was exported for ({shown})")
+            first = seen.setdefault(symbol, (size, where))
+            if first[0] != size:
+                raise TorchCheckError(f"{where} has size {size} but {first[1]} has {first[0]}: the export made them one dim")
+
+
+def _bound(value: object) -> int | None:
+    """A range end as an int, or None for an unbounded one."""
+    if isinstance(value, int):
+        return value
+    try:
+        return int(str(value))  # a sympy Integer; infinity reads "int_oo" / "oo"
+    except ValueError:
+        return None
 
 
 def torch_values(exported: torch.export.ExportedProgram, inputs: Sequence[torch.Tensor]) -> dict[str, object]:
