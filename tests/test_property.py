@@ -172,6 +172,8 @@ def _call_features(node: Call, op: Op, out: collections.Counter[str]) -> None:
     index_type = node.args[1].checked_type if op.name == "gather" else None
     if isinstance(index_type, TensorType) and index_type.dtype is DType.int32:
         out["gather with i32 indices"] += 1
+    if op.name == "linear" and isinstance(node.args[1], ConstTensor):
+        out["linear of a module weight"] += 1
     if any(isinstance(a, Constant) and a.weak for a in node.args):
         out["weak scalar"] += 1
         if op.name in _HANDLER_NAMES:
@@ -282,7 +284,7 @@ _V2_CONSTRUCT_OPS = {
 }
 _V2_OPS = set().union(*_V2_CONSTRUCT_OPS.values())
 """The catalogue-v2 ops ``programs()`` draws, by construct (``tfexec.testing._constructs_v2``)."""
-_V2_PLACES = {"gather with i32 indices", "v2 op in a callee", "v2 op in a loop body"}
+_V2_PLACES = {"gather with i32 indices", "linear of a module weight", "v2 op in a callee", "v2 op in a loop body"}
 
 _EXPECTED = {
     "add", "sub", "mul", "div", "pow", "maximum", "eq", "where", "cast", "exp", "log", "matmul", "reduce",
@@ -306,7 +308,7 @@ _EXPECTED = {
 
 _IN_THE_DEFAULT_MIX = {
     "reshard", "local", "Layout param", "ShardLayout param", "ConstTensor", "testing_pass", "testing_scale",
-    "testing_probe", "input of another dtype", "list input", "linear", "gather",
+    "testing_probe", "input of another dtype", "list input", "linear",
 }
 """New constructs ``programs()`` draws by default, at a modest rate: each in a fixed sample
 of 600 default programs on its own (the finer variants above need the ensured sample too)."""

@@ -21,13 +21,15 @@ from tfexec.ir.expr import Call, Constant, Expr
 from tfexec.ir.types import TensorType
 from tfexec.testing._gen import SCALARS, Gen, Val, broadcast
 from tfexec.testing._operands import partner, shape_of, value_of_type
+from tfexec.testing._weights import new_weight
 
 _INDEX_DTYPES = (DType.int64, DType.int32)
 
 
 def _linear(g: Gen) -> Val | None:
     """``linear(x, w[, b])``: a float ``x [..., K]``, a weight ``[N, K]`` (usually a fresh
-    parameter) and maybe a bias ``[N]``, all of ``x``'s dtype."""
+    parameter, with ``weights`` sometimes a module weight) and maybe a bias ``[N]``, all of
+    ``x``'s dtype."""
     x = g.pick(lambda v: v.type.rank >= 1 and v.type.dtype is not DType.bool)
     if x is not None and not x.type.dtype.is_floating:
         x = g.emit(ops.cast(x.expr, dtype=DType.float32), bounded=x.bounded)
@@ -35,7 +37,11 @@ def _linear(g: Gen) -> Val | None:
         return None
     dtype = x.type.dtype
     w_type = TensorType((g.size(), x.type.shape[-1]), dtype)
-    w = g.fresh(w_type) if g.draw(st.integers(0, 2)) else value_of_type(g, w_type)
+    kind = g.draw(st.sampled_from(("fresh", "fresh", "weight", "value")))
+    if kind == "weight" and g.config.weights and (not g.is_callee or w_type.is_static):
+        w = new_weight(g, w_type)
+    else:
+        w = g.fresh(w_type) if kind != "value" else value_of_type(g, w_type)
     args: list[Expr] = [x.expr, w.expr]
     bounded = x.bounded and w.bounded
     if g.draw(st.booleans()):
