@@ -280,7 +280,7 @@ _V2_CONSTRUCT_OPS = {
     "linear": {"linear"}, "scan": {"cumsum", "cumprod"}, "clamp": {"clamp"}, "rounding": {"floor", "ceil", "trunc", "sign", "round"},
     "triangle": {"tril", "triu"}, "gather": {"gather", "argsort"}, "any_all": {"any", "all"},
     "logical": {"logical_not", "logical_xor"}, "bitwise": {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"},
-    "divide": {"floor_divide", "remainder"},
+    "divide": {"floor_divide", "remainder"}, "vision": {"conv", "max_pool", "avg_pool", "adaptive_avg_pool"},
 }
 _V2_OPS = set().union(*_V2_CONSTRUCT_OPS.values())
 """The catalogue-v2 ops ``programs()`` draws, by construct (``tfexec.testing._constructs_v2``)."""

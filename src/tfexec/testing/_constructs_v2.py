@@ -6,7 +6,8 @@ builds one or a few calls with the ``tfexec.ops`` builders and returns the value
 or ``None`` when nothing fits. What the type rules cannot see is kept true by
 construction: ``gather`` indices are in range (an ``argmax``/``argsort`` along the axis,
 or, where the axis's size is known in every run, a constant or an input drawn in range),
-and integer divisions divide by a positive Python scalar.
+integer divisions divide by a positive Python scalar, and conv and pool windows fit their
+axes (along an axis whose size varies per call, a window of 1).
 """
 
 from collections.abc import Callable
@@ -15,7 +16,7 @@ import torch
 from hypothesis import strategies as st
 
 from tfexec import ops
-from tfexec.ir.dims import ShapeDim
+from tfexec.ir.dims import ShapeDim, dim_expr
 from tfexec.ir.dtypes import DType
 from tfexec.ir.expr import Call, Constant, Expr
 from tfexec.ir.types import TensorType
@@ -241,8 +242,57 @@ def _integral_partner(g: Gen, shape: tuple[ShapeDim, ...]) -> tuple[ops.Operand,
     return v.expr, v.bounded
 
 
+def _window(g: Gen, d: ShapeDim, *, pool: bool) -> tuple[int, int, int, int]:
+    """A kernel size, padding, stride and dilation for a spatial axis of size ``d`` whose
+    windows fit (padding at most half the kernel for a pool); all 1/0 when ``d`` varies."""
+    n = g.concrete(d)
+    if n is None:
+        return 1, 0, 1, 1
+    kernel = g.draw(st.integers(1, min(3, n)))
+    padding = g.draw(st.integers(0, kernel // 2 if pool else 1))
+    dilation = 2 if not pool and 2 * (kernel - 1) + 1 <= n + 2 * padding and g.draw(st.booleans()) else 1
+    return kernel, padding, g.draw(st.integers(1, 2)), dilation
+
+
+def _vision(g: Gen) -> Val | None:
+    """``conv`` (1-D or 2-D, a fresh weight, maybe grouped, maybe a bias), ``max_pool`` /
+    ``avg_pool`` and ``adaptive_avg_pool`` of a float value, with windows that fit."""
+    kind = g.draw(st.sampled_from(("conv", "max_pool", "avg_pool", "adaptive_avg_pool")))
+    x = g.pick(lambda v: (3 if kind == "conv" else 2) <= v.type.rank <= 4 and v.type.dtype is not DType.bool)
+    if x is not None and not x.type.dtype.is_floating:
+        x = g.emit(ops.cast(x.expr, dtype=DType.float32), bounded=x.bounded)
+    if x is None:
+        return None
+    shape, dtype = x.type.shape, x.type.dtype
+    # x is (N, C, *spatial) or, for a pool, maybe (C, *spatial)
+    first = 2 if kind == "conv" or x.type.rank == 4 or (x.type.rank == 3 and g.draw(st.booleans())) else 1
+    windows = [_window(g, d, pool=kind != "conv") for d in shape[first:]]
+    kernel, padding, stride, dilation = (tuple(w[i] for w in windows) for i in range(4))
+    if kind == "adaptive_avg_pool":
+        sizes = tuple(g.draw(st.integers(1, 3)) for _ in windows)
+        return g.emit(ops.adaptive_avg_pool(x.expr, output_size=sizes), bounded=x.bounded)
+    if kind == "max_pool":
+        return g.emit(ops.max_pool(x.expr, kernel=kernel, stride=stride, padding=padding), bounded=x.bounded)
+    if kind == "avg_pool":
+        call = ops.avg_pool(x.expr, kernel=kernel, stride=stride, padding=padding, count_include_pad=g.draw(st.booleans()))
+        return g.emit(call, bounded=x.bounded)
+    channels = shape[1]
+    groups = g.draw(st.sampled_from([k for k in (1, 2, 3) if isinstance(channels, int) and channels % k == 0] or [1]))
+    out = groups * g.draw(st.integers(1, 2))
+    in_per_group = channels if groups == 1 else dim_expr("floordiv", channels, groups)
+    w = g.fresh(TensorType((out, in_per_group, *kernel), dtype))
+    args: list[Expr] = [x.expr, w.expr]
+    bounded = x.bounded and w.bounded
+    if g.draw(st.booleans()):
+        b = value_of_type(g, TensorType((out,), dtype))
+        args.append(b.expr)
+        bounded = bounded and b.bounded
+    return g.emit(ops.conv(*args, stride=stride, padding=padding, dilation=dilation, groups=groups), bounded=bounded)
+
+
 V2_CONSTRUCTS: tuple[Callable[[Gen], Val | None], ...] = (
     _linear, _linear, _scan, _clamp, _rounding, _triangle, _gather, _gather, _any_all, _logical, _bitwise, _divide,
+    _vision,
 )
 """The catalogue-v2 constructs ``v2_op`` draws from (``linear`` and ``gather``, the ones real
 models lean on most, twice as often)."""

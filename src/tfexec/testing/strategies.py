@@ -152,8 +152,8 @@ def programs(
             a Python list or scalar (a tuple parameter's as a list).
         v2_ops: draw ops catalogue v2 added (``linear``, ``cumsum``/``cumprod``, ``clamp``,
             the rounding ops, ``tril``/``triu``, ``gather``, ``any``/``all``, the logical,
-            bitwise and integer-division ops; ``_constructs_v2``), as one op construct
-            among the v1 ones.
+            bitwise and integer-division ops, ``conv`` and the pools; ``_constructs_v2``),
+            as one op construct among the v1 ones.
         failing: plant one node that fails at run time (``Program.error``; see
             ``tfexec.testing._failures``): every program drawn then fails.
         ensure: constructs each program must contain, among ``ENSURABLE`` (each must also
