@@ -169,6 +169,11 @@ _HANDLER_NAMES = {cls.name for cls in handlers.HANDLER_OPS}
 def _call_features(node: Call, op: Op, out: collections.Counter[str]) -> None:
     """Count what an op call shows: its op, weak operands, computed slice starts, layouts."""
     out[op.name] += 1
+    index_type = node.args[1].checked_type if op.name == "gather" else None
+    if isinstance(index_type, TensorType) and index_type.dtype is DType.int32:
+        out["gather with i32 indices"] += 1
+    if op.name == "linear" and isinstance(node.args[1], ConstTensor):
+        out["linear of a module weight"] += 1
     if any(isinstance(a, Constant) and a.weak for a in node.args):
         out["weak scalar"] += 1
         if op.name in _HANDLER_NAMES:
@@ -223,6 +228,8 @@ def _features(program: Program, out: collections.Counter[str]) -> None:
                 todo.append(node.target)
             elif isinstance(node, Call):
                 _call_features(node, node.target, out)
+                if f is not fn and node.target.name in _V2_OPS:
+                    out["v2 op in a callee"] += 1
             elif isinstance(node, ConstTensor):
                 out["ConstTensor"] += 1
                 weight_nodes[node.name].add(id(node))
@@ -236,6 +243,8 @@ def _features(program: Program, out: collections.Counter[str]) -> None:
                 if any(isinstance(e, ConstTensor) for e in post_order([node.body, *node.yield_values])):
                     out["weight read in a loop body"] += 1
                 body = loop_plan(node).schedule
+                if any(isinstance(n, Call) and isinstance(n.target, Op) and n.target.name in _V2_OPS for n in body):
+                    out["v2 op in a loop body"] += 1
                 if any(isinstance(n, GridRegionExpr) for n in body):
                     out["nested loop"] += 1
                 nodes.extend(body)
@@ -267,6 +276,16 @@ def _input_features(x: object, t: object, out: collections.Counter[str]) -> None
         out["list input" if isinstance(x, list) else "Python scalar input"] += 1
 
 
+_V2_CONSTRUCT_OPS = {
+    "linear": {"linear"}, "scan": {"cumsum", "cumprod"}, "clamp": {"clamp"}, "rounding": {"floor", "ceil", "trunc", "sign", "round"},
+    "triangle": {"tril", "triu"}, "gather": {"gather", "argsort"}, "any_all": {"any", "all"},
+    "logical": {"logical_not", "logical_xor"}, "bitwise": {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"},
+    "divide": {"floor_divide", "remainder"}, "vision": {"conv", "max_pool", "avg_pool", "adaptive_avg_pool"},
+}
+_V2_OPS = set().union(*_V2_CONSTRUCT_OPS.values())
+"""The catalogue-v2 ops ``programs()`` draws, by construct (``tfexec.testing._constructs_v2``)."""
+_V2_PLACES = {"gather with i32 indices", "linear of a module weight", "v2 op in a callee", "v2 op in a loop body"}
+
 _EXPECTED = {
     "add", "sub", "mul", "div", "pow", "maximum", "eq", "where", "cast", "exp", "log", "matmul", "reduce",
     "argmax", "softmax", "rms_norm", "layer_norm", "reshape", "transpose", "broadcast_to", "concat", "slice",
@@ -289,7 +308,7 @@ _EXPECTED = {
 
 _IN_THE_DEFAULT_MIX = {
     "reshard", "local", "Layout param", "ShardLayout param", "ConstTensor", "testing_pass", "testing_scale",
-    "testing_probe", "input of another dtype", "list input",
+    "testing_probe", "input of another dtype", "list input", "linear",
 }
 """New constructs ``programs()`` draws by default, at a modest rate: each in a fixed sample
 of 600 default programs on its own (the finer variants above need the ensured sample too)."""
@@ -318,6 +337,22 @@ def test_strategy_covers_its_constructs() -> None:
     assert "testing_fail" not in seen  # the failing handler is planted only with failing=True
 
 
+def test_strategy_draws_every_v2_construct() -> None:
+    """Each catalogue-v2 construct (one of its ops), in a fixed sample of programs that each
+    hold one (``ensure=("v2_ops",)``), with callees and loop bodies holding them too."""
+    seen: collections.Counter[str] = collections.Counter()
+
+    @settings(max_examples=300, deadline=None, derandomize=True, database=None, phases=[Phase.generate])
+    @given(programs(ensure=("v2_ops",)))
+    def collect(program: Program) -> None:
+        _features(program, seen)
+
+    collect()
+    missing = sorted(name for name, names in _V2_CONSTRUCT_OPS.items() if not names & set(seen))
+    assert not missing, f"constructs not drawn in 300 programs with v2 ops: {missing} (seen: {dict(seen)})"
+    assert not _V2_PLACES - set(seen), f"not generated: {sorted(_V2_PLACES - set(seen))}"
+
+
 def test_failing_strategy_plants_every_kind_of_failure() -> None:
     kinds: collections.Counter[str] = collections.Counter()
 
@@ -334,7 +369,7 @@ def test_failing_strategy_plants_every_kind_of_failure() -> None:
 @pytest.mark.parametrize("construct", ENSURABLE)
 def test_ensured_constructs_occur_in_every_program(construct: str) -> None:
     feature = {"layouts": ("reshard", "local"), "weights": ("ConstTensor",), "handlers": tuple(_HANDLER_NAMES),
-               "cast_inputs": ("input of another dtype", "list input", "Python scalar input")}[construct]
+               "cast_inputs": ("input of another dtype", "list input", "Python scalar input"), "v2_ops": tuple(_V2_OPS)}[construct]
 
     @settings(max_examples=30, deadline=None, derandomize=True, database=None, phases=[Phase.generate])
     @given(programs(ensure=(construct,)))
@@ -348,12 +383,12 @@ def test_ensured_constructs_occur_in_every_program(construct: str) -> None:
 
 def test_switched_off_constructs_do_not_occur() -> None:
     @settings(max_examples=60, deadline=None, derandomize=True, database=None, phases=[Phase.generate])
-    @given(programs(layouts=False, weights=False, handlers=False, cast_inputs=False))
+    @given(programs(layouts=False, weights=False, handlers=False, cast_inputs=False, v2_ops=False))
     def check(program: Program) -> None:
         seen: collections.Counter[str] = collections.Counter()
         _features(program, seen)
         off = {"reshard", "local", "ConstTensor", *_HANDLER_NAMES, "input of another dtype", "list input",
-               "Python scalar input", "tuple input as a list"}
+               "Python scalar input", "tuple input as a list", *_V2_OPS}
         assert not off & set(seen), f"{program!r}\n{dict(seen)}"
         assert program.module is None and program.target is program.function
 

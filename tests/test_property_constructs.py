@@ -1,5 +1,5 @@
 """Property tests, construct by construct: on random programs that each contain a laid-out
-value, a module weight, a plain-handler call or an input that needs casting
+value, a module weight, a plain-handler call, an input that needs casting or a catalogue-v2 op
 (``programs(ensure=...)``), both routes agree node by node (loops collapsed and expanded)
 and ``run`` — unchecked and under ``check="full"`` — returns bitwise what ``evaluate``
 returns; on random programs that fail at run time (``programs(failing=True)``), every
@@ -70,6 +70,15 @@ def test_routes_agree_on_inputs_that_need_casting(program: Program) -> None:
 
 
 @_FAST
+@given(programs(ensure=("v2_ops",), weak_values=True))
+def test_routes_agree_on_v2_ops(program: Program) -> None:
+    """Catalogue-v2 ops (``linear``, scans, ``clamp``, rounding, ``tril``/``triu``, ``gather``,
+    ``any``/``all``, logical, bitwise and integer-division ops) among weak scalars, loops,
+    callees and layouts."""
+    _assert_routes_agree(program)
+
+
+@_FAST
 @given(programs(ensure=ENSURABLE))
 def test_every_node_list_of_a_random_program_reads_only_earlier_slots(program: Program) -> None:
     """Lemma 0 on random programs: in the graph's list and every loop body's, node ``j``
@@ -127,7 +136,7 @@ def test_failing_programs_raise_the_same_error_on_every_route(program: Program) 
 
 @pytest.mark.slow
 @_SLOW
-@given(programs(max_ops=12, ensure=("layouts", "weights", "handlers", "cast_inputs"), weak_values=True))
+@given(programs(max_ops=12, ensure=("layouts", "weights", "handlers", "cast_inputs", "v2_ops"), weak_values=True))
 def test_routes_agree_on_every_construct_many(program: Program) -> None:
     _assert_routes_agree(program)
 

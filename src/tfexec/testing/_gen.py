@@ -49,6 +49,7 @@ class Config:
     failing: bool = False
     ensure: frozenset[str] = frozenset()
     max_loop_depth: int = 2
+    v2_ops: bool = True
 
 
 @dataclass(eq=False, slots=True)

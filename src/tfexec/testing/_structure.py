@@ -13,6 +13,7 @@ from tfexec.ir.expr import Function, GridRegionExpr, Tuple, Var
 from tfexec.ir.span import Span
 from tfexec.ir.types import TensorType, TupleType, Type
 from tfexec.testing._constructs import OP_CONSTRUCTS
+from tfexec.testing._constructs_v2 import V2_CONSTRUCTS
 from tfexec.testing._gen import I64_SCALAR, Callee, Gen, Val, broadcast, deep_ids, draw_dtype, ids
 from tfexec.testing._handler_calls import handler_call, probe_call
 from tfexec.testing._layouts import laid_out, local, reshard
@@ -219,7 +220,7 @@ CONSTRUCTS: tuple[Callable[[Gen], Val | None], ...] = (
 return None when their switch is off."""
 
 ENSURED_CONSTRUCTS: dict[str, tuple[Callable[[Gen], Val | None], ...]] = {
-    "layouts": (reshard, local), "weights": (weight,), "handlers": (handler_call, probe_call),
+    "layouts": (reshard, local), "weights": (weight,), "handlers": (handler_call, probe_call), "v2_ops": V2_CONSTRUCTS,
 }
 """The constructs each ``programs(ensure=...)`` name stands for (``cast_inputs`` is about
 the inputs, not a construct)."""

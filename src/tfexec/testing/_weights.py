@@ -23,11 +23,27 @@ def weight(g: Gen) -> Val | None:
     if known and g.draw(st.integers(0, 2)) == 0:
         name = g.draw(st.sampled_from(known))
         t = g.weights.types[name]
-    else:
-        n = len(g.weights.types)
-        name = f"block.w{n}" if g.draw(st.integers(0, 3)) == 0 else f"w{n}"  # a dotted, state_dict-style name
-        shape = tuple(g.draw(st.integers(1, 4)) for _ in range(g.draw(st.integers(0, 2)))) if g.is_callee else g.shape()
-        t = laid_out(g, TensorType(shape, draw_dtype(g)))
-        g.weights.types[name] = t
-        g.weights.data[name] = tensor_for(g, t, None, None, rng=g.weights.rng)
+        return g.add(Val(ConstTensor(name, t), t, True))
+    name = _new_name(g)
+    shape = tuple(g.draw(st.integers(1, 4)) for _ in range(g.draw(st.integers(0, 2)))) if g.is_callee else g.shape()
+    return _declared(g, name, laid_out(g, TensorType(shape, draw_dtype(g))))
+
+
+def new_weight(g: Gen, t: TensorType) -> Val:
+    """A ``ConstTensor`` of a new weight of type ``t`` (static inside a callee), declared and
+    given data (``linear`` draws its weight matrix this way)."""
+    assert not g.is_callee or t.is_static, f"a callee's weight must have a static shape, got {t}"
+    return _declared(g, _new_name(g), t)
+
+
+def _new_name(g: Gen) -> str:
+    """A name for the next weight: ``w3``, sometimes a dotted, state_dict-style ``block.w3``."""
+    n = len(g.weights.types)
+    return f"block.w{n}" if g.draw(st.integers(0, 3)) == 0 else f"w{n}"
+
+
+def _declared(g: Gen, name: str, t: TensorType) -> Val:
+    """Declare weight ``name`` of type ``t``, give it data, and read it (a ``ConstTensor``)."""
+    g.weights.types[name] = t
+    g.weights.data[name] = tensor_for(g, t, None, None, rng=g.weights.rng)
     return g.add(Val(ConstTensor(name, t), t, True))

@@ -18,28 +18,29 @@ Implementation notes
 --------------------
 The generator (``_gen.Gen``) keeps a pool of typed values (``_gen.Val``) per scope: the
 function body, then one scope per enclosing loop body. Each construct is one small
-function (``_constructs`` for the op groups, ``_structure`` for tuples, calls and loops,
-``_layouts`` for laid-out parameters, ``reshard`` and ``local``, ``_weights`` for
-``ConstTensor``s, ``_handler_calls`` for the plain-handler ops of ``handlers``) that draws
-its operands from the pool — or makes a fresh parameter of exactly the type it needs
-(``_operands``) — builds the node with the ``tfexec.ops`` builders, and asks the op's own
-type rule for the result type, so the pool's types (layouts included) are the types
-``infer_types`` computes (the strategy asserts it at the end). What the type rules cannot
-see is kept true by construction: slice windows and ``take`` indices are in range for the
-drawn sizes (loop-computed slice starts are ``dim_*`` arithmetic on the induction
-variable, bounded by the trip count or reduced ``dim_mod`` the window's room),
-``log``/``sqrt``/``rsqrt`` read ``abs(x) + 0.5``, an integer ``pow`` never has a negative
-Python-scalar exponent, ``dim_floordiv``/``dim_mod`` divide by a positive constant, a
-float→int ``cast`` reads a bounded value, a loop without carries runs at least once, and
-every size is ≥ 1. ``local`` reads only values that are not split over the mesh, and a
-``Split`` axis is one whose size the mesh axis divides in every run (inside a callee, only
-a mesh axis of size 1 splits the callee's own dims). A carry's yield is resharded back to
-the carry's layout, a callee argument to its parameter's. Every weight the program reads
-is declared by its module with the node's type and has data of that type (inside a callee
-its shape is static). An input that needs casting (another dtype, a Python list or
-scalar) holds values the cast keeps in range (indices stay indices). Inside a callee the
-sizes of its own ``DimVar`` are unknown (each call binds them afresh), so windows along
-those axes are whole and indices along them come from ``arange``. Every value nothing
+function (``_constructs`` for the op groups, ``_constructs_v2`` for catalogue v2's,
+``_structure`` for tuples, calls and loops, ``_layouts`` for laid-out parameters,
+``reshard`` and ``local``, ``_weights`` for ``ConstTensor``s, ``_handler_calls`` for the
+plain-handler ops of ``handlers``) that draws its operands from the pool — or makes a
+fresh parameter of exactly the type it needs (``_operands``) — builds the node with the
+``tfexec.ops`` builders, and asks the op's own type rule for the result type, so the
+pool's types (layouts included) are the types ``infer_types`` computes (the strategy
+asserts it at the end). What the type rules cannot see is kept true by construction: slice
+windows and ``take``/``gather`` indices are in range for the drawn sizes (loop-computed
+slice starts are ``dim_*`` arithmetic on the induction variable, bounded by the trip count
+or reduced ``dim_mod`` the window's room), ``log``/``sqrt``/``rsqrt`` read
+``abs(x) + 0.5``, an integer ``pow`` never has a negative Python-scalar exponent,
+``dim_floordiv``/``dim_mod`` divide by a positive constant, a float→int ``cast`` reads a
+bounded value, a loop without carries runs at least once, and every size is ≥ 1. ``local``
+reads only values that are not split over the mesh, and a ``Split`` axis is one whose size
+the mesh axis divides in every run (inside a callee, only a mesh axis of size 1 splits the
+callee's own dims). A carry's yield is resharded back to the carry's layout, a callee
+argument to its parameter's. Every weight the program reads is declared by its module with
+the node's type and has data of that type (inside a callee its shape is static). An input
+that needs casting (another dtype, a Python list or scalar) holds values the cast keeps in
+range (indices stay indices). Inside a callee the sizes of its own ``DimVar`` are unknown
+(each call binds them afresh), so windows along those axes are whole and indices along
+them come from ``arange`` (``gather``'s from ``argmax``/``argsort``). Every value nothing
 reads becomes an output (and at least one output has a node key), so every generated node
 is compared. With ``failing=True`` exactly one construct breaks one of these rules
 (``_failures``), at the entry's top level, so it runs.
@@ -66,7 +67,7 @@ from tfexec.testing._structure import ENSURED_CONSTRUCTS, ensure, step
 
 __all__ = ["ENSURABLE", "FAILURE_KINDS", "Program", "programs", "render"]
 
-ENSURABLE = ("layouts", "weights", "handlers", "cast_inputs")
+ENSURABLE = ("layouts", "weights", "handlers", "cast_inputs", "v2_ops")
 """The constructs ``programs(ensure=...)`` can require of every program."""
 
 
@@ -126,6 +127,7 @@ def programs(
     *, max_ops: int = 8, loops: bool = True, calls: bool = True, tuples: bool = True, dim_vars: bool = True,
     names: bool = True, weak_values: bool = False, layouts: bool = True, weights: bool = True,
     handlers: bool = True, cast_inputs: bool = True, failing: bool = False, ensure: Collection[str] = (),
+    v2_ops: bool = True,
 ) -> "st.SearchStrategy[Program]":
     """Random well-typed programs with matching inputs.
 
@@ -148,6 +150,10 @@ def programs(
         handlers: draw calls of the plain-handler test ops of ``tfexec.testing.handlers``.
         cast_inputs: now and then give an input in another dtype than its parameter's, or as
             a Python list or scalar (a tuple parameter's as a list).
+        v2_ops: draw ops catalogue v2 added (``linear``, ``cumsum``/``cumprod``, ``clamp``,
+            the rounding ops, ``tril``/``triu``, ``gather``, ``any``/``all``, the logical,
+            bitwise and integer-division ops, ``conv`` and the pools; ``_constructs_v2``),
+            as one op construct among the v1 ones.
         failing: plant one node that fails at run time (``Program.error``; see
             ``tfexec.testing._failures``): every program drawn then fails.
         ensure: constructs each program must contain, among ``ENSURABLE`` (each must also
@@ -155,7 +161,7 @@ def programs(
     """
     if max_ops < 1:
         raise ValueError(f"programs: max_ops must be at least 1, got {max_ops}")
-    switches = {"layouts": layouts, "weights": weights, "handlers": handlers, "cast_inputs": cast_inputs}
+    switches = {"layouts": layouts, "weights": weights, "handlers": handlers, "cast_inputs": cast_inputs, "v2_ops": v2_ops}
     if isinstance(ensure, str):
         raise ValueError(f"programs: ensure takes a tuple of names, e.g. ensure=({ensure!r},)")
     for name in ensure:
@@ -165,7 +171,7 @@ def programs(
             raise ValueError(f"programs: ensure={name!r} needs {name}=True")
     config = Config(
         max_ops, loops, calls, tuples, dim_vars, names, weak_values, layouts, weights, handlers, cast_inputs, failing,
-        frozenset(ensure),
+        frozenset(ensure), v2_ops=v2_ops,
     )
     return _programs(config)
 
