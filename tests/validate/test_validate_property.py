@@ -51,29 +51,32 @@ def _slot_type(graph: ForwardGraph, slot: int) -> Type | None:
 
 @st.composite
 def _corrupted(draw: st.DrawFn) -> tuple[Program, ForwardGraph, str]:
-    """A program and its lowering with one node's reads corrupted: two swapped, or one pointed
-    at another earlier slot of the same declared type."""
+    """A program and its lowering with one node's reads corrupted: two different reads
+    swapped, or one pointed at another earlier slot of the same declared type. The
+    corruption is drawn from those the lowering admits, so few programs are thrown away
+    (one whose slots all have types of their own would otherwise be, again and again)."""
     program = draw(programs(weak_values=True))
     graph = lower(program.target)
     nodes = list(graph.nodes)
-    candidates = [i for i, n in enumerate(nodes) if n.reads]
-    assume(candidates)
-    i = draw(st.sampled_from(candidates))
+    options: list[tuple[int, int, str, int]] = []  # (node, read, "swap" | "point", the other read | slot)
+    for i, node in enumerate(nodes):
+        for p, r in enumerate(node.reads):
+            options.extend((i, p, "swap", q) for q in range(p + 1, len(node.reads)) if node.reads[q] != r)
+            want = _slot_type(graph, r.slot) if not r.path else None
+            if want is not None:
+                options.extend(
+                    (i, p, "point", s) for s in range(graph.n_inputs + i) if s != r.slot and _slot_type(graph, s) == want
+                )
+    assume(options)
+    i, p, kind, other = draw(st.sampled_from(options))
     node = nodes[i]
     reads = list(node.reads)
-    p = draw(st.integers(0, len(reads) - 1))
-    if len(reads) >= 2 and draw(st.booleans()):
-        q = draw(st.integers(0, len(reads) - 1).filter(lambda q: q != p))
-        reads[p], reads[q] = reads[q], reads[p]
-        what = f"node {i} ({node.label}): reads {p} and {q} swapped"
+    if kind == "swap":
+        reads[p], reads[other] = reads[other], reads[p]
+        what = f"node {i} ({node.label}): reads {p} and {other} swapped"
     else:
-        want = _slot_type(graph, reads[p].slot) if not reads[p].path else None
-        others = [s for s in range(graph.n_inputs + i) if s != reads[p].slot and want is not None and _slot_type(graph, s) == want]
-        assume(others)
-        s = draw(st.sampled_from(others))
-        what = f"node {i} ({node.label}): read {p} {reads[p]} pointed at %{s}"
-        reads[p] = Read(s)
-    assume(tuple(reads) != node.reads)
+        what = f"node {i} ({node.label}): read {p} {reads[p]} pointed at %{other}"
+        reads[p] = Read(other)
     nodes[i] = dataclasses.replace(node, reads=tuple(reads))
     data = ForwardData.nil(graph.n_inputs)
     for n in nodes:
