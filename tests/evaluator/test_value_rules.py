@@ -38,76 +38,29 @@ from tfexec import (
     resolve_dim,
 )
 from tfexec.ir.ops.catalogue import ALL_OPS, V2_OPS
-from tfexec.ir.types import Type
 
 from ir.op_helpers import TORCH_BINARY, TORCH_UNARY
+from ir.value_helpers import assert_same, function_of, sample
 
 B, S = DimVar("B"), DimVar("S")
 F32, F16, BF16, F64 = DType.float32, DType.float16, DType.bfloat16, DType.float64
 I8, I32, I64, U8, BOOL = DType.int8, DType.int32, DType.int64, DType.uint8, DType.bool
 
 
-def sample(shape: tuple[int, ...], dtype: DType, seed: int = 0, low: int = -4, high: int = 5) -> torch.Tensor:
-    """Deterministic data of ``shape`` and ``dtype`` (small integers for integer dtypes)."""
-    g = torch.Generator().manual_seed(seed)
-    if dtype is BOOL:
-        return torch.randint(0, 2, shape, generator=g).bool()
-    if dtype.is_floating:
-        return (torch.randn(shape, generator=g, dtype=torch.float64) * 2).to(dtype.torch)
-    lo = 0 if dtype is U8 else low
-    return torch.randint(lo, high, shape, generator=g).to(dtype.torch)
-
-
-def assert_same(got: object, want: torch.Tensor) -> None:
-    """Same dtype, shape and bits (NaNs equal)."""
-    assert isinstance(got, torch.Tensor)
-    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.dtype, want.shape)
-    torch.testing.assert_close(got, want, rtol=0, atol=0, equal_nan=True)
-
-
-def resolve_type(t: Type, bindings: dict[str, int]) -> tuple[torch.dtype, tuple[int, ...]]:
-    assert isinstance(t, TensorType)
-    return t.dtype.torch, tuple(resolve_dim(d, bindings) for d in t.shape)
-
-
-def bindings_of(types: list[TensorType], inputs: list[torch.Tensor]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for t, x in zip(types, inputs):
-        for d, n in zip(t.shape, x.shape):
-            if isinstance(d, DimVar):
-                out[d.name] = n
-    return out
-
-
 def run(build: Callable[..., Expr], *operands: object, infer: bool = True) -> tuple[torch.Tensor, Expr]:
-    """Evaluate ``build`` applied to one parameter per tensor operand (typed from the tensor,
-    or from a ``(TensorType, tensor)`` pair) and other operands as they are; when ``infer``,
-    also check that the result has the inferred type."""
-    types: list[TensorType] = []
-    inputs: list[torch.Tensor] = []
-    args: list[object] = []
-    for op in operands:
-        if isinstance(op, tuple) and len(op) == 2 and isinstance(op[0], TensorType):
-            t, x = op
-        elif isinstance(op, torch.Tensor):
-            t, x = TensorType(tuple(op.shape), DType.from_torch(op.dtype)), op
-        else:
-            args.append(op)
-            continue
-        var = Var(f"x{len(types)}", t)
-        types.append(t)
-        inputs.append(x)
-        args.append(var)
-    params = tuple(a for a in args if isinstance(a, Var))
-    body = build(*args)
-    fn = Function("f", params, body)
+    """Evaluate ``build`` applied to one parameter per tensor operand (``function_of``); when
+    ``infer``, also check that the result has the inferred type."""
+    fn, inputs, types = function_of(build, operands)
+    body = fn.body
     if infer:
         infer_types(fn)
     out = evaluate(fn, *inputs)
     assert isinstance(out, torch.Tensor)
     if infer:
-        assert body.checked_type is not None
-        assert (out.dtype, tuple(out.shape)) == resolve_type(body.checked_type, bindings_of(types, inputs))
+        t = body.checked_type
+        assert isinstance(t, TensorType)
+        bindings = {d.name: n for t_, x in zip(types, inputs) for d, n in zip(t_.shape, x.shape) if isinstance(d, DimVar)}
+        assert (out.dtype, tuple(out.shape)) == (t.dtype.torch, tuple(resolve_dim(d, bindings) for d in t.shape))
     return out, body
 
 

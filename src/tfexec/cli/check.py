@@ -10,8 +10,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from tfexec.cli.common import Subparsers, UsageError, add_program_arguments, load_program, note, progress, type_check
-from tfexec.cli.inputs import add_input_arguments, prepare
+from tfexec.cli.common import Subparsers, UsageError, add_program_arguments, load_program, progress, type_check
+from tfexec.cli.inputs import add_input_arguments, prepare_noted
 
 LOOPS_HELP = "loop-body values: one row per loop node (collapse, the default) or one per iteration (expand)"
 
@@ -65,9 +65,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.file}: a MODEL.py:FACTORY is checked with --against torch --example-shape ...")
     program = load_program(args.file, args.function)
     type_check(program)
-    prepared = prepare(program, args)
-    for line in prepared.notes:
-        note(args, line)
+    prepared = prepare_noted(program, args)
     with progress(args, f"checking {program.function.name}: visitor, lowering, node-by-node comparison"):
         report = check_equivalence(
             prepared.target, *prepared.inputs, rtol=args.rtol, atol=args.atol, loops=args.loops, dims=prepared.body_dims

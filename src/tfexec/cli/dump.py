@@ -5,8 +5,8 @@ JSON index, in the dump format (docs/dump-format.md), for a comparison with anot
 import argparse
 
 from tfexec.cli.check import LOOPS_HELP
-from tfexec.cli.common import Subparsers, add_program_arguments, check_out, load_program, note, progress, type_check
-from tfexec.cli.inputs import add_input_arguments, prepare
+from tfexec.cli.common import Subparsers, add_program_arguments, check_out, load_program, progress, type_check
+from tfexec.cli.inputs import add_input_arguments, prepare_noted
 
 
 def add_parser(sub: Subparsers, parent: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -31,9 +31,7 @@ def run(args: argparse.Namespace) -> int:
     program = load_program(args.file, args.function)
     check_out(args.out)
     type_check(program)
-    prepared = prepare(program, args)
-    for line in prepared.notes:
-        note(args, line)
+    prepared = prepare_noted(program, args)
     dims = prepared.dims_line()
     if dims is not None:
         print(dims)

@@ -3,8 +3,8 @@ on both routes (docs/tutorial.md)."""
 
 import argparse
 
-from tfexec.cli.common import Subparsers, UsageError, add_program_arguments, load_program, note
-from tfexec.cli.inputs import add_input_arguments, prepare, with_dim_params
+from tfexec.cli.common import Subparsers, UsageError, add_program_arguments, load_program
+from tfexec.cli.inputs import add_input_arguments, prepare_noted, with_dim_params
 
 
 def add_parser(sub: Subparsers, parent: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -23,9 +23,7 @@ def run(args: argparse.Namespace) -> int:
     from tfexec.explain._cli import ExplainUsageError, run_explain
 
     program = load_program(args.file, args.function)
-    prepared = with_dim_params(program, prepare(program, args))  # a body-only dim travels as an input
-    for line in prepared.notes:
-        note(args, line)
+    prepared = with_dim_params(program, prepare_noted(program, args))  # a body-only dim travels as an input
     try:
         return run_explain(args, prepared.target, program.function, prepared.inputs)
     except ExplainUsageError as exc:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import torch
 
-from tfexec.cli.common import Program, UsageError
+from tfexec.cli.common import Program, UsageError, note
 from tfexec.ir.dims import DimVar, resolve_dim
 from tfexec.ir.dtypes import DType
 from tfexec.ir.expr import Call, Constant, Function, GridRegionExpr, Var
@@ -142,6 +142,14 @@ def prepare(program: Program, args: argparse.Namespace) -> Run:
         inputs = [_random_input(p, dims, gen) for p in fn.params]
     body_dims = {n: dims[n] for n in used if n not in axes}
     return Run(program.target, tuple(inputs), dims, tuple(notes), body_dims)
+
+
+def prepare_noted(program: Program, args: argparse.Namespace) -> Run:
+    """``prepare``, with each of its notes printed on stderr (``tfexec run: note: ...``)."""
+    run = prepare(program, args)
+    for line in run.notes:
+        note(args, line)
+    return run
 
 
 def _missing(fn: Function, missing: list[str], why: str) -> str:

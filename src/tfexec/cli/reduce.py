@@ -3,8 +3,8 @@ program on which a check command fails to a minimal one that still fails (docs/r
 
 import argparse
 
-from tfexec.cli.common import Subparsers, UsageError, add_program_arguments, load_program, note
-from tfexec.cli.inputs import add_input_arguments, prepare, with_dim_params
+from tfexec.cli.common import Subparsers, UsageError, add_program_arguments, load_program
+from tfexec.cli.inputs import add_input_arguments, prepare_noted, with_dim_params
 
 
 def add_parser(sub: Subparsers, parent: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -27,9 +27,7 @@ def run(args: argparse.Namespace) -> int:
     from tfexec.reduce._cli import ReduceUsageError, run_reduce
 
     program = load_program(args.file, args.function)
-    prepared = with_dim_params(program, prepare(program, args))  # the inputs file carries every size
-    for line in prepared.notes:
-        note(args, line)
+    prepared = with_dim_params(program, prepare_noted(program, args))  # the inputs file carries every size
     try:
         return run_reduce(args, prepared.target, program.function, prepared.inputs)
     except ReduceUsageError as exc:

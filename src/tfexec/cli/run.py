@@ -6,9 +6,9 @@ import argparse
 import torch
 
 from tfexec.cli.common import (
-    Subparsers, add_program_arguments, check_out, flatten, load_program, note, progress, show, type_check, write_out,
+    Subparsers, add_program_arguments, check_out, flatten, load_program, progress, show, type_check, write_out,
 )
-from tfexec.cli.inputs import add_input_arguments, prepare
+from tfexec.cli.inputs import add_input_arguments, prepare_noted
 
 
 def add_parser(sub: Subparsers, parent: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -32,9 +32,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         check_out(args.out)
     type_check(program)
-    prepared = prepare(program, args)
-    for line in prepared.notes:
-        note(args, line)
+    prepared = prepare_noted(program, args)
     with progress(args, f"evaluating {program.function.name}"):
         out = tfexec.evaluate(prepared.target, *prepared.inputs, dims=prepared.body_dims)
     dims = prepared.dims_line()

@@ -124,11 +124,16 @@ class ComparisonReport:
             text += f"; {only_a} only in expected, {only_b} only in actual ({counted})"
         if self.compared == 0:
             text += "; nothing was compared: no key is in both tables"
+        return text + self.divergence_clause()
+
+    def divergence_clause(self) -> str:
+        """The verdict's clause naming the first divergence, its op, location and reason
+        (``"; first divergence at …"``), or ``""`` when nothing diverges."""
         first = self.first_divergence
-        if first is not None:
-            where = ", ".join(x for x in (first.op, first.location) if x)
-            text += f"; first divergence at {first.key} ({where}): {first.reason}"
-        return text
+        if first is None:
+            return ""
+        where = ", ".join(x for x in (first.op, first.location) if x)
+        return f"; first divergence at {first.key} ({where}): {first.reason}"
 
 
 def _clip(text: str, width: int) -> str:

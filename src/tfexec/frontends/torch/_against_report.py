@@ -93,8 +93,4 @@ class TorchCheckReport:
         text += f"; unpaired: {hir} HIR node(s), {fx} FX node(s) (listed, not failures)"
         if c.compared == 0:
             text += "; nothing was compared"
-        first = self.first_divergence
-        if first is not None:
-            where = ", ".join(x for x in (first.op, first.location) if x)
-            text += f"; first divergence at {first.key} ({where}): {first.reason}"
-        return text
+        return text + c.divergence_clause()

@@ -1,6 +1,8 @@
 """Value rules of ``cumsum`` and ``cumprod`` (``torch.cumsum``, ``torch.cumprod``), after the
 op's type rule has checked the operand."""
 
+from collections.abc import Callable
+
 import torch
 
 from tfexec.semantics.context import EvaluateContext
@@ -9,26 +11,22 @@ from tfexec.semantics.rules.typerule import TypeRule
 from tfexec.semantics.registry import Arg, Kernel, value_rule
 from tfexec.ir.ops.scan import Cumprod, Cumsum
 
-
-@value_rule(Cumsum)
-def _cumsum(op: Cumsum, args: tuple[Arg, ...]) -> Kernel:
-    rule, axis = TypeRule(op), op.axis
-    dtype = None if op.dtype is None else op.dtype.torch
-
-    def cumsum(ctx: EvaluateContext, x: object) -> torch.Tensor:
-        rule.check(x)
-        return torch.cumsum(as_tensor(ctx, x), dim=axis, dtype=dtype)
-
-    return Kernel(cumsum, needs_ctx=True)
+Scan = Cumsum | Cumprod
 
 
-@value_rule(Cumprod)
-def _cumprod(op: Cumprod, args: tuple[Arg, ...]) -> Kernel:
-    rule, axis = TypeRule(op), op.axis
-    dtype = None if op.dtype is None else op.dtype.torch
+def _register(cls: type[Scan], fn: Callable[..., torch.Tensor]) -> None:
+    @value_rule(cls)
+    def _rule(op: Scan, args: tuple[Arg, ...]) -> Kernel:
+        rule, axis = TypeRule(op), op.axis
+        dtype = None if op.dtype is None else op.dtype.torch
 
-    def cumprod(ctx: EvaluateContext, x: object) -> torch.Tensor:
-        rule.check(x)
-        return torch.cumprod(as_tensor(ctx, x), dim=axis, dtype=dtype)
+        def scan(ctx: EvaluateContext, x: object) -> torch.Tensor:
+            rule.check(x)
+            return fn(as_tensor(ctx, x), dim=axis, dtype=dtype)
 
-    return Kernel(cumprod, needs_ctx=True)
+        scan.__name__ = scan.__qualname__ = op.name  # named after its torch function
+        return Kernel(scan, needs_ctx=True)
+
+
+_register(Cumsum, torch.cumsum)
+_register(Cumprod, torch.cumprod)
