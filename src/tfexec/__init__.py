@@ -5,7 +5,10 @@ and by a lowering to a forward-only list of typed closures (``lower``); the two 
 compared node by node (``check_equivalence``).
 """
 
+import sys
+import types
 import warnings
+from typing import TYPE_CHECKING
 
 # torch warns once at import when numpy is absent; tfexec never needs numpy (its safetensors
 # I/O is numpy-free), so that one message is noise on every command-line run.
@@ -89,14 +92,61 @@ from tfexec.ir.types import (
     Type as Type,
 )
 from tfexec.loading import LoadedModule as LoadedModule, load_module as load_module, save_module as save_module
-from tfexec.mesh import evaluate_mesh as evaluate_mesh
 from tfexec.visitor import AnalysisRegistry as AnalysisRegistry, ExprMutator as ExprMutator, ExprVisitor as ExprVisitor
 from tfexec import ops as ops
 from tfexec.text import parse as parse, parse_function as parse_function, print_ir as print_ir, script as script
-from tfexec.compare import compare_tables as compare_tables
-from tfexec.reduce import Reduced as Reduced, reduce_failing as reduce_failing
 from tfexec.validate import ValidationReport as ValidationReport, validate as validate
-from tfexec.explain import explain as explain
+
+# -- imported when first used ------------------------------------------------------------
+# The mesh evaluator (torch.distributed.tensor, and with it sympy), the explorer, the
+# reducer and the dump comparison are tools of their own: ``import tfexec`` (which every
+# command-line call pays) does not load them; the first use of one of these names does.
+# mypy reads the TYPE_CHECKING imports, so their types are checked as if imported here.
+if TYPE_CHECKING:
+    from tfexec.compare import compare_tables as compare_tables
+    from tfexec.explain import explain as explain
+    from tfexec.mesh import evaluate_mesh as evaluate_mesh
+    from tfexec.reduce import Reduced as Reduced, reduce_failing as reduce_failing
+
+_LAZY = frozenset({"compare_tables", "explain", "evaluate_mesh", "Reduced", "reduce_failing"})
+"""Public names imported on first use (each from the module its TYPE_CHECKING import names)."""
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        """``tfexec.<name>`` for a name of ``_LAZY``: import its module now, and keep the name."""
+        match name:
+            case "compare_tables":
+                from tfexec.compare import compare_tables as value
+            case "explain":
+                from tfexec.explain import explain as value
+            case "evaluate_mesh":
+                from tfexec.mesh import evaluate_mesh as value
+            case "Reduced":
+                from tfexec.reduce import Reduced as value
+            case "reduce_failing":
+                from tfexec.reduce import reduce_failing as value
+            case _:
+                raise AttributeError(f"module 'tfexec' has no attribute {name!r}")
+        globals()[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(globals()) | _LAZY)
+
+
+class _Facade(types.ModuleType):
+    """The ``tfexec`` module object: importing the package ``tfexec.explain`` does not replace
+    the function ``tfexec.explain`` (Python sets a package's name on its parent when it is
+    first imported; before, the eager ``from tfexec.explain import explain`` rebound it)."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name in _LAZY and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Facade
 
 __all__ = [
     "parse", "parse_function", "print_ir", "script",

@@ -12,34 +12,40 @@ import typing
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
-from beartype import BeartypeConf, beartype
-from beartype.door import is_bearable
-from beartype.roar import BeartypeCallHintParamViolation
-
 from tfexec.errors import ArgumentTypeError
-
-_CONF = BeartypeConf(is_pep484_tower=True)
-"""PEP 484's numeric tower: an ``int`` is accepted where a ``float`` is annotated."""
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
 
 def public(fn: Callable[P, R]) -> Callable[P, R]:
-    """Check ``fn``'s arguments against its annotations; a violation is an ``ArgumentTypeError``."""
-    checked = beartype(conf=_CONF)(fn)
+    """Check ``fn``'s arguments against its annotations; a violation is an ``ArgumentTypeError``.
+
+    beartype builds its checker at ``fn``'s first call, not at import: most commands call few of
+    the public functions, and building every checker (with beartype itself) is a tenth of a
+    second of ``import tfexec``."""
+    checker: list[tuple[Callable[P, R], type[Exception]]] = []
 
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        if not checker:
+            from beartype import BeartypeConf, beartype
+            from beartype.roar import BeartypeCallHintParamViolation
+
+            # PEP 484's numeric tower: an ``int`` is accepted where a ``float`` is annotated.
+            checker.append((beartype(conf=BeartypeConf(is_pep484_tower=True))(fn), BeartypeCallHintParamViolation))
+        checked, violation = checker[0]
         try:
             return checked(*args, **kwargs)
-        except BeartypeCallHintParamViolation as exc:
+        except violation as exc:
             raise ArgumentTypeError(_message(fn, args, kwargs, exc)) from None
 
     return wrapper
 
 
 def _message(fn: Callable[..., object], args: tuple[object, ...], kwargs: dict[str, object], exc: Exception) -> str:
+    from beartype.door import is_bearable
+
     name = getattr(fn, "__qualname__", getattr(fn, "__name__", "function"))
     try:
         hints = typing.get_type_hints(fn)

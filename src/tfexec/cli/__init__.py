@@ -9,7 +9,7 @@ on stderr (no traceback for any input; ``--debug`` shows it), and torch's own lo
 are silenced unless ``--debug`` is given or ``TORCH_LOGS`` is set.
 
 Each subcommand is a module with ``add_parser(sub, parent) -> ArgumentParser`` and
-``run(args) -> int``; ``SUBCOMMANDS`` hooks each pair in with one line.
+``run(args) -> int``; ``SUBCOMMANDS`` hooks each pair in with one line, under its name.
 """
 
 import argparse
@@ -35,22 +35,22 @@ EXIT_STATUS = (
 AddParser = Callable[[Subparsers, argparse.ArgumentParser], argparse.ArgumentParser]
 Handler = Callable[[argparse.Namespace], int]
 
-SUBCOMMANDS: tuple[tuple[AddParser, Handler], ...] = (
-    (run.add_parser, run.run),
-    (check.add_parser, check.run),
-    (validate.add_parser, validate.run),
-    (dump.add_parser, dump.run),
-    (diff.add_parser, diff.run),
-    (reduce.add_parser, reduce.run),
-    (mesh.add_parser, mesh.run),
-    (printing.add_parser, printing.run),
-    (graph.add_parser, graph.run),
-    (explain.add_parser, explain.run),
-    (importing.add_parser, importing.run),
-    (docs.add_docs_parser, docs.run_docs),
-    (docs.add_ops_parser, docs.run_ops),
+SUBCOMMANDS: tuple[tuple[str, AddParser, Handler], ...] = (
+    ("run", run.add_parser, run.run),
+    ("check", check.add_parser, check.run),
+    ("validate", validate.add_parser, validate.run),
+    ("dump", dump.add_parser, dump.run),
+    ("diff", diff.add_parser, diff.run),
+    ("reduce", reduce.add_parser, reduce.run),
+    ("mesh", mesh.add_parser, mesh.run),
+    ("print", printing.add_parser, printing.run),
+    ("graph", graph.add_parser, graph.run),
+    ("explain", explain.add_parser, explain.run),
+    ("import", importing.add_parser, importing.run),
+    ("docs", docs.add_docs_parser, docs.run_docs),
+    ("ops", docs.add_ops_parser, docs.run_ops),
 )
-"""Every subcommand: the function that adds its parser, and the one that runs it."""
+"""Every subcommand: its name, the function that adds its parser, and the one that runs it."""
 
 
 def _global_flags(p: argparse.ArgumentParser, default: object) -> None:
@@ -58,8 +58,11 @@ def _global_flags(p: argparse.ArgumentParser, default: object) -> None:
     p.add_argument("--no-progress", action="store_true", default=default, help="no progress spinner, even on a terminal")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``tfexec`` and of every subcommand."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser of ``tfexec`` and of every subcommand, or, with ``only``, of that
+    one subcommand alone (what ``main`` parses a command line with: adding a subcommand's
+    arguments may import its machinery — the mesh evaluator, the explorer — so only the
+    subcommand that runs is added)."""
     parser = argparse.ArgumentParser(
         prog="tfexec", description="The reference interpreter of the TileFoundry HIR.", epilog=EXIT_STATUS,
     )
@@ -69,16 +72,32 @@ def build_parser() -> argparse.ArgumentParser:
     parent = argparse.ArgumentParser(add_help=False)
     _global_flags(parent, argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", help="tfexec COMMAND --help says more")
-    for add_parser, handler in SUBCOMMANDS:
+    for name, add_parser, handler in SUBCOMMANDS:
+        if only is not None and name != only:
+            continue
         p = add_parser(sub, parent)
         p.epilog = EXIT_STATUS
         p.set_defaults(run=handler)
     return parser
 
 
+def _chosen(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` names, when its parser alone can parse ``argv``: its first word
+    that is not a flag (the global flags take no value), unless a ``--help`` comes before it
+    (which lists every subcommand). ``None``: parse with every subcommand's parser."""
+    names = {name for name, _, _ in SUBCOMMANDS}
+    for word in argv:
+        if word in ("-h", "--help") or word == "--":
+            return None
+        if not word.startswith("-"):
+            return word if word in names else None
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
-    args = build_parser().parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(_chosen(words)).parse_args(words)
     with _quiet_torch_logs(args.debug), _closed_stdout_is_quiet():
         try:
             code: int = args.run(args)

@@ -18,6 +18,7 @@ import math
 import os
 import signal
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -28,13 +29,17 @@ from tfexec.cli.inputs import add_input_arguments, prepare, with_dim_params
 from tfexec.errors import EvalError, TfexecError
 from tfexec.ir.expr import Function
 from tfexec.ir.types import Mesh
-from tfexec.mesh._results import DEFAULT_TIMEOUT, MeshJob, MeshResult
+
+if TYPE_CHECKING:  # the mesh machinery (torch.distributed.tensor) is imported when the command runs
+    from tfexec.mesh._results import MeshJob, MeshResult
 
 JobMaker = Callable[[], "tuple[MeshJob, Mesh | None]"]
 
 
 def add_parser(sub: Subparsers, parent: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Register ``mesh``."""
+    from tfexec.mesh._results import DEFAULT_TIMEOUT
+
     p = sub.add_parser(
         "mesh", parents=[parent], help="run on every participant of the mesh (tfexec starts them, or torchrun does)",
         description="Run a program on every participant of its mesh and print or write the logical outputs. Run "
@@ -109,6 +114,8 @@ def _in_run(make: JobMaker) -> JobMaker:
 
 def _make_job(args: argparse.Namespace, shape: tuple[int, ...] | None) -> "tuple[MeshJob, Mesh | None]":
     """The job (program, inputs) and the mesh to run it on, read as ``tfexec run`` reads them."""
+    from tfexec.mesh._results import MeshJob
+
     program = load_program(args.file, args.function)
     type_check(program)
     prepared = with_dim_params(program, prepare(program, args))  # a body-only dim travels as an input
@@ -139,7 +146,7 @@ def _mesh_for(fn: Function, shape: tuple[int, ...]) -> Mesh:
     return named[0]
 
 
-def _deliver(result: MeshResult, out: str | None, with_locals: bool) -> None:
+def _deliver(result: "MeshResult", out: str | None, with_locals: bool) -> None:
     """Print or write the outputs (the logical ones; each participant's too with ``--locals``)."""
     flat: dict[str, torch.Tensor] = {}
     if result.logical is not None:
