@@ -12,8 +12,6 @@ import hashlib
 import json
 import os
 import struct
-import sys
-import types
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -800,13 +798,6 @@ def test_text_errors_name_the_saved_file(tmp_path: Path) -> None:
     (saved / "module.tf.py").write_text("def forward(x: f32[2, 3]) -> f32[2, 4]:\n    return nosuchop(x)\n")
     with pytest.raises(ParseError, match=r"module\.tf\.py:2"):
         load_module(saved)
-
-
-def test_save_and_load_without_the_text_form_say_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "tfexec.text", types.ModuleType("tfexec.text"))
-    with pytest.raises(ModuleLoadError, match=r"needs tfexec\.text\.print_ir, which is not available"):
-        save_module(_module(), _weights(), tmp_path / "m")
-    assert not (tmp_path / "m").exists()
 
 
 # -- memory: only what a run touches is read ----------------------------------------------

@@ -54,8 +54,8 @@ from tfexec.forward.node import ForwardNode as ForwardNode, Read as Read
 from tfexec.infer import infer_types as infer_types
 from tfexec.ir.describe import describe_expr as describe_expr
 from tfexec.ir.dims import DimExpr as DimExpr, DimVar as DimVar, ShapeDim as ShapeDim, resolve_dim as resolve_dim
-from tfexec.ir.dtypes import (
-    DType as DType,
+from tfexec.ir.dtypes import DType as DType
+from tfexec.ir.types import (
     b1 as b1,
     bf16 as bf16,
     f16 as f16,

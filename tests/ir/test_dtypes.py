@@ -7,7 +7,7 @@ import torch
 
 import tfexec
 from tfexec import DimVar, DType, TensorType
-from tfexec.ir.dtypes import DTypeSpelling
+from tfexec.ir.types import DTypeSpelling
 
 _PAIRS = [
     (DType.bool, torch.bool, "b1"),

@@ -9,11 +9,11 @@ names are re-exported by ``tfexec.ops``.
 import torch
 
 from tfexec.errors import IRConstructionError
-from tfexec.ir.dtypes import DType, DTypeSpelling
+from tfexec.ir.dtypes import DType
 from tfexec.ir.expr import Call, Constant, ConstTensor, Expr, Function, GridRegionExpr, Tuple, TupleGetItem, Var
 from tfexec.ir.ops.base import Op
 from tfexec.ir.span import Span
-from tfexec.ir.types import TensorType
+from tfexec.ir.types import DTypeSpelling, TensorType
 
 Operand = Expr | bool | int | float
 """What a builder takes as an operand: an ``Expr``, or a Python scalar (made a weak constant)."""

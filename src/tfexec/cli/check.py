@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_against(args: argparse.Namespace) -> int:
     """``--against torch``: import MODEL.py:FACTORY and compare with PyTorch node by node."""
-    from tfexec.compare._cli import CompareUsageError, parse_tolerances
+    from tfexec.cli.diff import parse_tolerances
     from tfexec.frontends.torch._cli import ImportUsageError, run_against
 
     refused = [
@@ -98,10 +98,7 @@ def _run_against(args: argparse.Namespace) -> int:
             f"{', '.join(refused)}: not with --against torch (its inputs are random, of the --example-shape sizes, "
             "seeded by --seed; the function is the model's forward)"
         )
-    try:
-        tolerances = parse_tolerances(args.tol, args.rtol, args.atol)
-    except CompareUsageError as exc:
-        raise UsageError(str(exc)) from None
+    tolerances = parse_tolerances(args.tol, args.rtol, args.atol)
     seed = 0 if args.seed is None else args.seed
     try:
         with progress(args, f"checking {args.file} against PyTorch: import, both runs, node-by-node comparison"):

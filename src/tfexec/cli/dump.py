@@ -7,12 +7,17 @@ import argparse
 from tfexec.cli.check import LOOPS_HELP
 from tfexec.cli.common import Subparsers, add_program_arguments, check_out, load_program, progress, type_check
 from tfexec.cli.inputs import add_input_arguments, prepare_noted
+from tfexec.compare import write_program_dump
+
+DUMP_DESCRIPTION = (
+    "Evaluate the program with tfexec and write every node's value to OUT (safetensors, one tensor per node "
+    "key) and its index next to it (OUT with .index.json for .safetensors): key, node, op, location, shape and "
+    "dtype of each tensor, in topological order. The format is docs/dump-format.md."
+)
 
 
 def add_parser(sub: Subparsers, parent: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Register ``dump``."""
-    from tfexec.compare._cli import DUMP_DESCRIPTION
-
     p = sub.add_parser(
         "dump", parents=[parent], help="write every intermediate value, keyed by node key, with its JSON index",
         description="Type-check PROGRAM, then: " + DUMP_DESCRIPTION,
@@ -26,8 +31,6 @@ def add_parser(sub: Subparsers, parent: argparse.ArgumentParser) -> argparse.Arg
 
 def run(args: argparse.Namespace) -> int:
     """Evaluate keeping every value and write the dump."""
-    from tfexec.compare._cli import run_dump
-
     program = load_program(args.file, args.function)
     check_out(args.out)
     type_check(program)
@@ -36,4 +39,7 @@ def run(args: argparse.Namespace) -> int:
     if dims is not None:
         print(dims)
     with progress(args, f"evaluating {program.function.name}, keeping every value"):
-        return run_dump(args, prepared.target, program.function, prepared.inputs, prepared.body_dims)
+        index, count = write_program_dump(prepared.target, tuple(prepared.inputs), args.out, loops=args.loops,
+                                          dims=prepared.body_dims)
+        print(f"wrote {count} value(s) to {args.out} and its index {index}")
+        return 0

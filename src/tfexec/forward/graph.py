@@ -107,7 +107,7 @@ class ForwardGraph:
         return table
 
     def __str__(self) -> str:
-        return listing(self)
+        return listing(self.function, self.body, len(self.nodes))
 
     def __repr__(self) -> str:
         return f"ForwardGraph({self.function.name}, {len(self.nodes)} nodes)"

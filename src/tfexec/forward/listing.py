@@ -7,25 +7,21 @@ node, indented, with its own slots: the frontier values and carries it is passed
 index, then its nodes. Every read points to an earlier line.
 """
 
-from typing import TYPE_CHECKING
-
 from tfexec.forward.kinds import RunLoop
 from tfexec.forward.run import Body, leaves
 from tfexec.ir.describe import describe_expr
-
-if TYPE_CHECKING:
-    from tfexec.forward.graph import ForwardGraph
+from tfexec.ir.expr import Function
 
 
-def listing(graph: "ForwardGraph") -> str:
-    """The slot listing of ``graph`` (see the module docstring)."""
-    fn = graph.function
+def listing(fn: Function, body: Body, n_nodes: int) -> str:
+    """The slot listing of a graph lowered from ``fn`` (its ``body``, ``n_nodes`` nodes in all;
+    see the module docstring). ``ForwardGraph.__str__`` is its one caller: the graph sits above."""
     rows: list[tuple[str, ...]] = []
     for i, p in enumerate(fn.params):
         rows.append((str(i), f"input {p.name}", "", "", str(p.type), ""))
-    _body_rows(graph.body, rows, "")
-    outputs = " ".join(str(r) for r in leaves(graph.body.outputs))
-    head = f"lowered {fn.name}: {len(fn.params)} input(s), {len(graph.nodes)} node(s); outputs {outputs}"
+    _body_rows(body, rows, "")
+    outputs = " ".join(str(r) for r in leaves(body.outputs))
+    head = f"lowered {fn.name}: {len(fn.params)} input(s), {n_nodes} node(s); outputs {outputs}"
     return head + "\n" + _table(rows)
 
 

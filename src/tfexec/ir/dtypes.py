@@ -1,18 +1,12 @@
-"""Element types (types §1): ``DType`` and its short text spellings.
+"""Element types (types §1): ``DType``, and its ``torch.dtype`` both ways.
 
-``f32[B, 64]`` builds ``TensorType((B, 64), DType.float32)``: each short spelling is a
-``DTypeSpelling`` whose ``__getitem__`` makes a tensor type.
+The short spellings that build tensor types (``f32[B, 64]``) live with ``TensorType`` in
+``ir.types``, which this module sits below.
 """
 
 import builtins
 import enum
-from typing import TYPE_CHECKING
-
 import torch as _torch
-
-if TYPE_CHECKING:
-    from tfexec.ir.dims import ShapeDim
-    from tfexec.ir.types import TensorType
 
 
 class DType(enum.Enum):
@@ -87,33 +81,3 @@ _TO_TORCH: dict[DType, _torch.dtype] = {
 _FROM_TORCH: dict[_torch.dtype, DType] = {v: k for k, v in _TO_TORCH.items()}
 _FLOATING = frozenset({DType.float16, DType.bfloat16, DType.float32, DType.float64})
 _INTEGRAL = frozenset({DType.int8, DType.int16, DType.int32, DType.int64, DType.uint8})
-
-
-class DTypeSpelling:
-    """A short dtype spelling usable as a type constructor: ``f32[B, 64]``, ``i64[()]``."""
-
-    __slots__ = ("dtype",)
-
-    def __init__(self, dtype: DType) -> None:
-        self.dtype = dtype
-
-    def __getitem__(self, shape: "ShapeDim | tuple[ShapeDim, ...]") -> "TensorType":
-        from tfexec.ir.types import TensorType
-
-        dims = shape if isinstance(shape, tuple) else (shape,)
-        return TensorType(dims, self.dtype)
-
-    def __repr__(self) -> str:
-        return self.dtype.value
-
-
-b1 = DTypeSpelling(DType.bool)
-i8 = DTypeSpelling(DType.int8)
-i16 = DTypeSpelling(DType.int16)
-i32 = DTypeSpelling(DType.int32)
-i64 = DTypeSpelling(DType.int64)
-u8 = DTypeSpelling(DType.uint8)
-f16 = DTypeSpelling(DType.float16)
-bf16 = DTypeSpelling(DType.bfloat16)
-f32 = DTypeSpelling(DType.float32)
-f64 = DTypeSpelling(DType.float64)

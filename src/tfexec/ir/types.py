@@ -184,3 +184,35 @@ __all__ = [
     "TupleType",
     "Type",
 ]
+
+
+
+# -- the short spellings: f32[B, 64] is TensorType((B, 64), DType.float32) ---------------
+
+
+class DTypeSpelling:
+    """A short dtype spelling usable as a type constructor: ``f32[B, 64]``, ``i64[()]``."""
+
+    __slots__ = ("dtype",)
+
+    def __init__(self, dtype: DType) -> None:
+        self.dtype = dtype
+
+    def __getitem__(self, shape: ShapeDim | tuple[ShapeDim, ...]) -> TensorType:
+        dims = shape if isinstance(shape, tuple) else (shape,)
+        return TensorType(dims, self.dtype)
+
+    def __repr__(self) -> str:
+        return self.dtype.value
+
+
+b1 = DTypeSpelling(DType.bool)
+i8 = DTypeSpelling(DType.int8)
+i16 = DTypeSpelling(DType.int16)
+i32 = DTypeSpelling(DType.int32)
+i64 = DTypeSpelling(DType.int64)
+u8 = DTypeSpelling(DType.uint8)
+f16 = DTypeSpelling(DType.float16)
+bf16 = DTypeSpelling(DType.bfloat16)
+f32 = DTypeSpelling(DType.float32)
+f64 = DTypeSpelling(DType.float64)

@@ -1,14 +1,12 @@
 """Saving and opening module directories: ``save_module`` and ``load_module``."""
 
 import hashlib
-import importlib
 import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from types import ModuleType
 
 import safetensors
 import torch
@@ -24,36 +22,9 @@ from tfexec.loading.loaded import ConstantCache, DeviceLike, LoadedModule, as_de
 from tfexec.loading.manifest import DEFAULT_SHARD_BYTES, FORMAT, FORMAT_VERSION, MANIFEST, MODULE_TEXT, Manifest, read_manifest
 from tfexec.loading.safetensors_io import tensor_bytes
 from tfexec.loading.sources import open_saved
+from tfexec.text import parse, print_ir
 
 # -- the module text ---------------------------------------------------------------------
-
-
-def _text_function(name: str) -> Callable[..., object]:
-    """``tfexec.text.<name>``, imported on first use (the text form is only needed to save/load)."""
-    try:
-        text: ModuleType | None = importlib.import_module("tfexec.text")
-    except ModuleNotFoundError as exc:
-        if exc.name != "tfexec.text":
-            raise
-        text = None
-    fn: object = getattr(text, name, None)
-    if not callable(fn):
-        raise ModuleLoadError(f"saving and loading module text needs tfexec.text.{name}, which is not available")
-    return fn
-
-
-def _print_module(module: IRModule) -> str:
-    out = _text_function("print_ir")(module)
-    if not isinstance(out, str):
-        raise ModuleLoadError(f"tfexec.text.print_ir returned {type(out).__name__}, not text")
-    return out
-
-
-def _parse_module(text: str, filename: str) -> IRModule:
-    out = _text_function("parse")(text, filename=filename)
-    if not isinstance(out, IRModule):
-        raise ModuleLoadError(f"{filename}: tfexec.text.parse returned {type(out).__name__}, not an IRModule")
-    return out
 
 
 def _read_module_text(root: Path, manifest: Manifest) -> IRModule:
@@ -65,7 +36,7 @@ def _read_module_text(root: Path, manifest: Manifest) -> IRModule:
         raise ModuleLoadError(f"{file}: module text named by the manifest is missing") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ModuleLoadError(f"{file}: cannot read the module text: {exc}") from exc
-    module = _parse_module(text, str(file))
+    module = parse(text, filename=str(file))
     if module.entry != manifest.entry:
         raise ModuleLoadError(f"{file}: the text's entry {module.entry!r} disagrees with the manifest's {manifest.entry!r}")
     return module
@@ -166,7 +137,7 @@ def save_module(
     if not isinstance(weights, Mapping):
         raise TypeError(f"save_module needs weights as a Mapping[str, torch.Tensor], got {type(weights).__name__}")
     tensors = _weights_for_saving(module, weights)
-    text = _print_module(module)
+    text = print_ir(module)
     target = Path(path)
     try:
         if target.exists() and (not target.is_dir() or any(target.iterdir())):

@@ -20,6 +20,7 @@ import torch
 from tfexec.compare import EXACT, compare_tensors
 from tfexec.errors import TfexecError
 from tfexec.infer import infer_types
+from tfexec.evaluator.visitor import evaluate
 from tfexec.ir.describe import describe_expr
 from tfexec.ir.dims import DimExpr, DimVar, ShapeDim
 from tfexec.ir.expr import Call, ConstTensor, Expr, Function, GridRegionExpr, Tuple, Var
@@ -56,8 +57,6 @@ class FlatProgram:
 
 def flatten(target: "Function | LoadedModule", inputs: Sequence[object]) -> FlatProgram:
     """Flatten ``target`` and compute every candidate's golden value on ``inputs``."""
-    import tfexec
-
     fn, loaded = _resolve(target)
     infer_types(fn)
     params, leaf_inputs, origins, seeded = _leaf_params(fn, inputs)
@@ -74,8 +73,8 @@ def flatten(target: "Function | LoadedModule", inputs: Sequence[object]) -> Flat
         raise ReductionError(f"{describe_expr(fn)}: the program computes nothing (no op call or loop) to reduce")
     everything = Function(fn.name, all_params, Tuple((*candidates, flat.body)))
     try:
-        values = tfexec.evaluate(everything, *all_inputs)
-        original = tfexec.evaluate(target, *inputs)
+        values = evaluate(everything, *all_inputs)
+        original = evaluate(target, *inputs)
     except TfexecError as exc:
         raise ReductionError(
             f"tfexec cannot evaluate the program on these inputs, so it has no golden values to feed cut nodes: {exc}"

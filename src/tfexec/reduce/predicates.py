@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 import torch
 
 from tfexec.compare import Tolerance, compare_tensors, resolve_tolerances
+from tfexec.evaluator.visitor import evaluate
 from tfexec.ir.dtypes import DType
 from tfexec.ir.expr import Function
 
@@ -40,9 +41,7 @@ def output_mismatch(backend: Backend, *, tolerances: Mapping[DType, Tolerance] |
     table = resolve_tolerances(tolerances)
 
     def fails(function: Function, inputs: tuple[torch.Tensor, ...]) -> bool:
-        import tfexec
-
-        expected = _leaves(tfexec.evaluate(function, *inputs))
+        expected = _leaves(evaluate(function, *inputs))
         try:
             actual = _leaves(backend(function, inputs))
         except Exception:
