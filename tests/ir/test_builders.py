@@ -88,6 +88,20 @@ def test_ops_all_lists_builders_helpers_and_op_classes() -> None:
     assert not missing
 
 
+def test_each_builder_lives_beside_its_op_class() -> None:
+    """``tfexec.ops`` re-exports each family module: the builder of an op is the one its class's
+    module defines (a star import of a later family cannot shadow it), and the helpers are the
+    builders' own (``ops.Operand`` is what a builder takes, not the type rules' ``Operand``)."""
+    import sys
+
+    from tfexec.ir import operands
+
+    for cls in ALL_OPS:
+        family = sys.modules[cls.__module__]
+        assert getattr(ops, cls.name) is getattr(family, cls.name), cls.name
+    assert (ops.Operand, ops.apply, ops.as_expr, ops.Op) == (operands.Operand, operands.apply, operands.as_expr, Op)
+
+
 def test_builders_attach_the_span() -> None:
     span = Span("m.tf.py", 3, 5, "h", "add(x, 1)")
     assert ops.add(X, 1, span=span).span is span

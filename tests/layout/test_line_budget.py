@@ -19,9 +19,8 @@ TOP_LEVEL = "(modules directly under tfexec/)"
 TOTAL = "(all of src/tfexec)"
 
 BUDGET: dict[str, int] = {
-    TOTAL: 26382,
-    TOP_LEVEL: 1089,
-    "builders": 375,
+    TOTAL: 26305,
+    TOP_LEVEL: 848,
     "cli": 1100,
     "compare": 559,
     "docs": 1362,
@@ -29,7 +28,7 @@ BUDGET: dict[str, int] = {
     "explain": 1886,
     "forward": 965,
     "frontends": 2885,
-    "ir": 4260,
+    "ir": 4799,
     "loading": 1067,
     "mesh": 2171,
     "reduce": 1011,

@@ -7,10 +7,13 @@ wrong. ``parse_tolerances`` reads the tolerance flags here and in ``tfexec check
 
 import argparse
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from tfexec.cli.common import Subparsers, UsageError
-from tfexec.compare import DEFAULT_TOLERANCES, EXACT, DumpError, Tolerance, compare_tables
 from tfexec.ir.dtypes import DType
+
+if TYPE_CHECKING:  # tfexec.compare is imported when diff, dump or a check with tolerances runs
+    from tfexec.compare import Tolerance
 
 
 def add_parser(sub: Subparsers, parent: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -25,6 +28,8 @@ def add_parser(sub: Subparsers, parent: argparse.ArgumentParser) -> argparse.Arg
 
 def run(args: argparse.Namespace) -> int:
     """Compare the two dumps and print the per-node table; returns the exit code."""
+    from tfexec.compare import DumpError, compare_tables
+
     tolerances = parse_tolerances(args.tol, args.rtol, args.atol, args.exact)
     try:
         report = compare_tables(args.a, args.b, tolerances=tolerances, allow_missing=args.allow_missing)
@@ -36,6 +41,8 @@ def run(args: argparse.Namespace) -> int:
 
 def diff_description() -> str:
     """What ``tfexec diff`` does, with the default tolerances."""
+    from tfexec.compare import DEFAULT_TOLERANCES
+
     floats = ", ".join(f"{d.short} {t}" for d, t in DEFAULT_TOLERANCES.items())
     return (
         "Compare dump B (actual) with dump A (expected) node by node: same dtype, same shape, and values within "
@@ -59,9 +66,11 @@ def add_diff_arguments(p: argparse.ArgumentParser) -> None:
 
 def parse_tolerances(
     items: Sequence[str], rtol: float | None = None, atol: float | None = None, exact: bool = False
-) -> dict[DType, Tolerance]:
+) -> "dict[DType, Tolerance]":
     """The tolerance overrides a command line asks for (``--rtol/--atol``, ``--tol``, ``--exact``)."""
-    out: dict[DType, Tolerance] = {}
+    from tfexec.compare import DEFAULT_TOLERANCES, EXACT
+
+    out: "dict[DType, Tolerance]" = {}
     for dtype in DType:
         default = DEFAULT_TOLERANCES.get(dtype)
         if exact:
@@ -81,7 +90,9 @@ def parse_tolerances(
     return out
 
 
-def _tolerance(rtol: float, atol: float) -> Tolerance:
+def _tolerance(rtol: float, atol: float) -> "Tolerance":
+    from tfexec.compare import Tolerance
+
     try:
         return Tolerance(rtol, atol)
     except ValueError as exc:

@@ -7,7 +7,6 @@ import argparse
 from tfexec.cli.check import LOOPS_HELP
 from tfexec.cli.common import Subparsers, add_program_arguments, check_out, load_program, progress, type_check
 from tfexec.cli.inputs import add_input_arguments, prepare_noted
-from tfexec.compare import write_program_dump
 
 DUMP_DESCRIPTION = (
     "Evaluate the program with tfexec and write every node's value to OUT (safetensors, one tensor per node "
@@ -31,6 +30,8 @@ def add_parser(sub: Subparsers, parent: argparse.ArgumentParser) -> argparse.Arg
 
 def run(args: argparse.Namespace) -> int:
     """Evaluate keeping every value and write the dump."""
+    from tfexec.compare import write_program_dump
+
     program = load_program(args.file, args.function)
     check_out(args.out)
     type_check(program)

@@ -12,6 +12,9 @@ from typing import ClassVar
 from tfexec.ir.ops.attrs import check_number
 from tfexec.ir.ops.base import Op
 from tfexec.ir.ops.elementwise import UnaryKind, UnaryOp
+from tfexec.ir.expr import Call
+from tfexec.ir.operands import Operand as ExprLike, apply
+from tfexec.ir.span import Span
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,3 +147,46 @@ class Mish(ActivationOp):
 
 
 ACTIVATION_OPS: tuple[type[Op], ...] = (Elu, Selu, Celu, LeakyRelu, Softplus, Hardsigmoid, Hardswish, Mish)
+
+
+# -- builders (re-exported by ``tfexec.ops``) ----------------------------------------
+
+
+def elu(x: ExprLike, *, alpha: float = 1.0, span: Span | None = None) -> Call:
+    """``F.elu(x, alpha)``; floating input only."""
+    return apply(Elu(alpha), x, span=span)
+
+
+def selu(x: ExprLike, *, span: Span | None = None) -> Call:
+    """``F.selu``; floating input only."""
+    return apply(Selu(), x, span=span)
+
+
+def celu(x: ExprLike, *, alpha: float = 1.0, span: Span | None = None) -> Call:
+    """``F.celu(x, alpha)``; floating input only."""
+    return apply(Celu(alpha), x, span=span)
+
+
+def leaky_relu(x: ExprLike, *, negative_slope: float = 0.01, span: Span | None = None) -> Call:
+    """``F.leaky_relu(x, negative_slope)``; floating input only."""
+    return apply(LeakyRelu(negative_slope), x, span=span)
+
+
+def softplus(x: ExprLike, *, beta: float = 1.0, threshold: float = 20.0, span: Span | None = None) -> Call:
+    """``F.softplus(x, beta, threshold)``; floating input only."""
+    return apply(Softplus(beta, threshold), x, span=span)
+
+
+def hardsigmoid(x: ExprLike, *, span: Span | None = None) -> Call:
+    """``F.hardsigmoid``; floating input only."""
+    return apply(Hardsigmoid(), x, span=span)
+
+
+def hardswish(x: ExprLike, *, span: Span | None = None) -> Call:
+    """``F.hardswish``; floating input only."""
+    return apply(Hardswish(), x, span=span)
+
+
+def mish(x: ExprLike, *, span: Span | None = None) -> Call:
+    """``F.mish``; floating input only."""
+    return apply(Mish(), x, span=span)

@@ -15,6 +15,9 @@ from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite
 from tfexec.ir.ops.promotion import tensor_args
 from tfexec.ir.ops.reduction import reduced_axes
 from tfexec.ir.types import TensorType, Type
+from tfexec.ir.expr import Call
+from tfexec.ir.operands import Operand as ExprLike, apply
+from tfexec.ir.span import Span
 
 
 def reduced_shape(shape: tuple[ShapeDim, ...], axes: tuple[int, ...], keepdims: bool) -> tuple[ShapeDim, ...]:
@@ -124,3 +127,24 @@ class VectorNorm(Op):
 
 
 AGGREGATE_OPS: tuple[type[Op], ...] = (ReduceAny, ReduceAll, VectorNorm)
+
+
+# -- builders (re-exported by ``tfexec.ops``) ----------------------------------------
+
+
+def any(x: ExprLike, *, axes: tuple[int, ...] | None = None, keepdims: bool = False, span: Span | None = None) -> Call:  # noqa: A001
+    """``torch.any(x, axes, keepdims)`` (``axes=None``: every axis)."""
+    return apply(ReduceAny(axes, keepdims), x, span=span)
+
+
+def all(x: ExprLike, *, axes: tuple[int, ...] | None = None, keepdims: bool = False, span: Span | None = None) -> Call:  # noqa: A001
+    """``torch.all(x, axes, keepdims)`` (``axes=None``: every axis)."""
+    return apply(ReduceAll(axes, keepdims), x, span=span)
+
+
+def vector_norm(
+    x: ExprLike, *, ord: float = 2.0, axes: tuple[int, ...] | None = None, keepdims: bool = False,  # noqa: A002
+    span: Span | None = None,
+) -> Call:
+    """``torch.linalg.vector_norm(x, ord, axes, keepdims)``; floating input only."""
+    return apply(VectorNorm(ord, axes, keepdims), x, span=span)

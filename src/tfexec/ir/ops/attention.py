@@ -16,6 +16,9 @@ from tfexec.ir.ops.attrs import check_bool, check_optional_number
 from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite
 from tfexec.ir.ops.promotion import broadcast_shapes, tensor_args
 from tfexec.ir.types import TensorType, Type
+from tfexec.ir.expr import Call
+from tfexec.ir.operands import Operand as ExprLike, apply
+from tfexec.ir.span import Span
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,3 +103,15 @@ class Attention(Op):
 
 
 ATTENTION_OPS: tuple[type[Op], ...] = (Attention,)
+
+
+# -- builders (re-exported by ``tfexec.ops``) ----------------------------------------
+
+
+def attention(
+    q: ExprLike, k: ExprLike, v: ExprLike, mask: ExprLike | None = None, *, scale: float | None = None,
+    is_causal: bool = False, enable_gqa: bool = False, span: Span | None = None,
+) -> Call:
+    """``F.scaled_dot_product_attention(q, k, v, mask, is_causal, scale, enable_gqa)`` (no dropout)."""
+    operands = (q, k, v) if mask is None else (q, k, v, mask)
+    return apply(Attention(scale, is_causal, enable_gqa), *operands, span=span)

@@ -13,6 +13,10 @@ from tfexec.ir.ops.attrs import check_int, check_number
 from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite
 from tfexec.ir.ops.promotion import tensor_args
 from tfexec.ir.types import TensorType, Type
+from tfexec.errors import IRConstructionError
+from tfexec.ir.expr import Call
+from tfexec.ir.operands import Operand as ExprLike, apply
+from tfexec.ir.span import Span
 
 
 def _eps(owner: str, eps: object) -> None:
@@ -108,3 +112,28 @@ class GroupNorm(Op):
 
 
 CHANNEL_NORM_OPS: tuple[type[Op], ...] = (BatchNorm, GroupNorm)
+
+
+# -- builders (re-exported by ``tfexec.ops``) ----------------------------------------
+
+
+def batch_norm(
+    x: ExprLike, mean: ExprLike, var: ExprLike, weight: ExprLike | None = None, bias: ExprLike | None = None, *,
+    eps: float = 1e-5, span: Span | None = None,
+) -> Call:
+    """``F.batch_norm(x, mean, var, weight, bias, training=False, eps=eps)``; a bias needs a weight."""
+    if bias is not None and weight is None:
+        raise IRConstructionError("batch_norm: a bias needs a weight (pass full(shape=(C,), value=1.0) as the weight)")
+    operands = tuple(o for o in (x, mean, var, weight, bias) if o is not None)
+    return apply(BatchNorm(eps), *operands, span=span)
+
+
+def group_norm(
+    x: ExprLike, weight: ExprLike | None = None, bias: ExprLike | None = None, *, groups: int, eps: float = 1e-5,
+    span: Span | None = None,
+) -> Call:
+    """``F.group_norm(x, groups, weight, bias, eps)``; a bias needs a weight."""
+    if bias is not None and weight is None:
+        raise IRConstructionError("group_norm: a bias needs a weight (pass full(shape=(C,), value=1.0) as the weight)")
+    operands = tuple(o for o in (x, weight, bias) if o is not None)
+    return apply(GroupNorm(groups, eps), *operands, span=span)

@@ -15,6 +15,9 @@ from tfexec.ir.ops.attrs import check_int, check_ints
 from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite
 from tfexec.ir.ops.promotion import tensor_args
 from tfexec.ir.types import TensorType, Type
+from tfexec.ir.expr import Call
+from tfexec.ir.operands import Operand as ExprLike, apply
+from tfexec.ir.span import Span
 
 
 def window_count(
@@ -221,3 +224,26 @@ class ConvTranspose(Op):
 
 
 CONV_OPS: tuple[type[Op], ...] = (Conv, ConvTranspose)
+
+
+# -- builders (re-exported by ``tfexec.ops``) ----------------------------------------
+
+
+def conv(
+    x: ExprLike, weight: ExprLike, bias: ExprLike | None = None, *, stride: tuple[int, ...] = (1,),
+    padding: tuple[int, ...] = (0,), dilation: tuple[int, ...] = (1,), groups: int = 1, span: Span | None = None,
+) -> Call:
+    """``F.conv1d``/``conv2d``/``conv3d`` by the spatial rank; a one-entry stride, padding or
+    dilation applies to every spatial axis."""
+    operands = (x, weight) if bias is None else (x, weight, bias)
+    return apply(Conv(stride, padding, dilation, groups), *operands, span=span)
+
+
+def conv_transpose(
+    x: ExprLike, weight: ExprLike, bias: ExprLike | None = None, *, stride: tuple[int, ...] = (1,),
+    padding: tuple[int, ...] = (0,), output_padding: tuple[int, ...] = (0,), dilation: tuple[int, ...] = (1,),
+    groups: int = 1, span: Span | None = None,
+) -> Call:
+    """``F.conv_transpose1d``/``2d``/``3d`` by the spatial rank (one-entry tuples apply to every axis)."""
+    operands = (x, weight) if bias is None else (x, weight, bias)
+    return apply(ConvTranspose(stride, padding, output_padding, dilation, groups), *operands, span=span)

@@ -9,6 +9,9 @@ from tfexec.ir.dims import ShapeDim, is_shape_dim
 from tfexec.ir.dtypes import DType
 from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite
 from tfexec.ir.types import TensorType, Type
+from tfexec.ir.expr import Call
+from tfexec.ir.operands import DTypeLike, Operand as ExprLike, apply, as_dtype
+from tfexec.ir.span import Span
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,3 +85,16 @@ class Arange(Op):
         if self.dtype is DType.bool:
             raise TypeRuleError(f"arange needs an integer or floating dtype, found b1 (torch rejects it){cite(self.name, 'C1')}")
         return TensorType((self.extent,), self.dtype)
+
+
+# -- builders (re-exported by ``tfexec.ops``) ----------------------------------------
+
+
+def full(*, shape: tuple[ShapeDim, ...], value: bool | int | float, dtype: DTypeLike, span: Span | None = None) -> Call:
+    """``torch.full(shape, value, dtype)`` on the run's device."""
+    return apply(Full(shape, value, as_dtype(dtype, "full dtype")), span=span)
+
+
+def arange(*, extent: ShapeDim, dtype: DTypeLike = DType.int64, span: Span | None = None) -> Call:
+    """``torch.arange(extent, dtype)`` on the run's device."""
+    return apply(Arange(extent, as_dtype(dtype, "arange dtype")), span=span)

@@ -11,6 +11,9 @@ from tfexec.ir.dtypes import DType
 from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite
 from tfexec.ir.ops.promotion import tensor_args
 from tfexec.ir.types import TensorType, Type
+from tfexec.ir.expr import Call
+from tfexec.ir.operands import Operand as ExprLike, apply
+from tfexec.ir.span import Span
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,3 +110,41 @@ class DimMax(DimOp):
 
 
 DIM_OPS: tuple[type[DimOp], ...] = (DimAdd, DimSub, DimMul, DimFloorDiv, DimMod, DimMin, DimMax)
+
+
+# -- builders (re-exported by ``tfexec.ops``) ----------------------------------------
+
+
+def dim_add(a: ExprLike, b: ExprLike, *, span: Span | None = None) -> Call:
+    """``a + b`` on rank-0 integer operands, at run time (never folded)."""
+    return apply(DimAdd(), a, b, span=span)
+
+
+def dim_sub(a: ExprLike, b: ExprLike, *, span: Span | None = None) -> Call:
+    """``a - b`` on rank-0 integer operands, at run time (never folded)."""
+    return apply(DimSub(), a, b, span=span)
+
+
+def dim_mul(a: ExprLike, b: ExprLike, *, span: Span | None = None) -> Call:
+    """``a * b`` on rank-0 integer operands, at run time (never folded)."""
+    return apply(DimMul(), a, b, span=span)
+
+
+def dim_floordiv(a: ExprLike, b: ExprLike, *, span: Span | None = None) -> Call:
+    """``a // b`` (floor division) on rank-0 integer operands, at run time (never folded)."""
+    return apply(DimFloorDiv(), a, b, span=span)
+
+
+def dim_mod(a: ExprLike, b: ExprLike, *, span: Span | None = None) -> Call:
+    """``a % b`` (sign of the divisor) on rank-0 integer operands, at run time (never folded)."""
+    return apply(DimMod(), a, b, span=span)
+
+
+def dim_min(a: ExprLike, b: ExprLike, *, span: Span | None = None) -> Call:
+    """``min(a, b)`` on rank-0 integer operands, at run time (never folded)."""
+    return apply(DimMin(), a, b, span=span)
+
+
+def dim_max(a: ExprLike, b: ExprLike, *, span: Span | None = None) -> Call:
+    """``max(a, b)`` on rank-0 integer operands, at run time (never folded)."""
+    return apply(DimMax(), a, b, span=span)

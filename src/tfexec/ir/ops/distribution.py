@@ -12,6 +12,9 @@ from tfexec.ir.dims import ShapeDim, dim_expr, shape_product
 from tfexec.ir.ops.base import Op, Operand, TypeRuleError
 from tfexec.ir.ops.promotion import TensorTypeShape, tensor_args
 from tfexec.ir.types import Layout, ShardLayout, TensorType, Type
+from tfexec.ir.expr import Call
+from tfexec.ir.operands import Operand as ExprLike, apply
+from tfexec.ir.span import Span
 
 
 def local_shape(op: Op, x: TensorType, layout: ShardLayout) -> tuple[ShapeDim, ...]:
@@ -129,3 +132,16 @@ class Local(Op):
     def value_layout(self, operands: "tuple[Layout | ShardLayout | None, ...]") -> "Layout | ShardLayout | None":
         layout = operands[0] if operands else None
         return layout.layout if isinstance(layout, ShardLayout) else layout
+
+
+# -- builders (re-exported by ``tfexec.ops``) ----------------------------------------
+
+
+def reshard(x: ExprLike, *, layout: Layout | ShardLayout | None, span: Span | None = None) -> Call:
+    """Change ``x``'s layout type; the logical value is unchanged."""
+    return apply(Reshard(layout), x, span=span)
+
+
+def local(x: ExprLike, *, span: Span | None = None) -> Call:
+    """The calling participant's local view of a ``ShardLayout`` value."""
+    return apply(Local(), x, span=span)

@@ -13,6 +13,9 @@ from tfexec.ir.dtypes import DType
 from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite
 from tfexec.ir.ops.promotion import broadcast_shapes, default_float, promote, tensor_args
 from tfexec.ir.types import TensorType, Type
+from tfexec.ir.expr import Call
+from tfexec.ir.operands import DTypeLike, Operand as ExprLike, apply, as_dtype, binary_builder, unary_builder
+from tfexec.ir.span import Span
 
 BinaryKind = Literal["arith", "no_bool_operand", "no_bool_result", "div", "compare", "logical"]
 
@@ -417,3 +420,51 @@ class Where(Op):
 
 BINARY_OPS: tuple[type[BinaryOp], ...] = (Add, Sub, Mul, Div, Pow, Maximum, Minimum, Eq, Ne, Lt, Le, Gt, Ge, LogicalAnd, LogicalOr)
 UNARY_OPS: tuple[type[UnaryOp], ...] = (Neg, Abs, Exp, Log, Sqrt, Rsqrt, Tanh, Sigmoid, Relu, Silu, Gelu, Erf, Sin, Cos)
+
+
+# -- builders (re-exported by ``tfexec.ops``) ----------------------------------------
+
+
+add = binary_builder(Add, "``torch.add``: ``a + b`` with broadcasting and torch promotion.")
+sub = binary_builder(Sub, "``torch.sub``: ``a - b``; not defined for bool operands.")
+mul = binary_builder(Mul, "``torch.mul``: ``a * b``.")
+div = binary_builder(Div, "``torch.div``: true division (integers give a float).")
+pow = binary_builder(Pow, "``torch.pow``: ``a ** b``.")
+maximum = binary_builder(Maximum, "``torch.maximum``: elementwise maximum (NaN propagates).")
+minimum = binary_builder(Minimum, "``torch.minimum``: elementwise minimum (NaN propagates).")
+eq = binary_builder(Eq, "``torch.eq``: ``a == b`` as bool.")
+ne = binary_builder(Ne, "``torch.ne``: ``a != b`` as bool.")
+lt = binary_builder(Lt, "``torch.lt``: ``a < b`` as bool.")
+le = binary_builder(Le, "``torch.le``: ``a <= b`` as bool.")
+gt = binary_builder(Gt, "``torch.gt``: ``a > b`` as bool.")
+ge = binary_builder(Ge, "``torch.ge``: ``a >= b`` as bool.")
+logical_and = binary_builder(LogicalAnd, "``torch.logical_and`` (nonzero is true) as bool.")
+logical_or = binary_builder(LogicalOr, "``torch.logical_or`` (nonzero is true) as bool.")
+neg = unary_builder(Neg, "``torch.neg``: ``-x``; not defined for bool.")
+abs = unary_builder(Abs, "``torch.abs``; not defined for bool.")
+exp = unary_builder(Exp, "``torch.exp``.")
+log = unary_builder(Log, "``torch.log``.")
+sqrt = unary_builder(Sqrt, "``torch.sqrt``.")
+rsqrt = unary_builder(Rsqrt, "``torch.rsqrt``: ``1 / sqrt(x)``.")
+tanh = unary_builder(Tanh, "``torch.tanh``.")
+sigmoid = unary_builder(Sigmoid, "``torch.sigmoid``.")
+relu = unary_builder(Relu, "``torch.relu``; not defined for bool.")
+silu = unary_builder(Silu, "``F.silu``; floating input only.")
+erf = unary_builder(Erf, "``torch.erf``.")
+sin = unary_builder(Sin, "``torch.sin``.")
+cos = unary_builder(Cos, "``torch.cos``.")
+
+
+def gelu(x: ExprLike, *, approximate: Literal["none", "tanh"] = "none", span: Span | None = None) -> Call:
+    """``F.gelu(x, approximate=...)``; floating input only."""
+    return apply(Gelu(approximate), x, span=span)
+
+
+def cast(x: ExprLike, *, dtype: DTypeLike, span: Span | None = None) -> Call:
+    """``x.to(dtype)``: float→int truncates toward zero."""
+    return apply(Cast(as_dtype(dtype, "cast dtype")), x, span=span)
+
+
+def where(cond: ExprLike, a: ExprLike, b: ExprLike, *, span: Span | None = None) -> Call:
+    """``torch.where(cond, a, b)``: ``cond`` bool; all three broadcast; ``a`` and ``b`` promote."""
+    return apply(Where(), cond, a, b, span=span)

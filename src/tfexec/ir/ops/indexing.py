@@ -14,6 +14,9 @@ from tfexec.ir.ops.attrs import check_int, check_ints
 from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite, normalize_axis
 from tfexec.ir.ops.promotion import broadcast_shapes, tensor_args
 from tfexec.ir.types import TensorType, Type
+from tfexec.ir.expr import Call
+from tfexec.ir.operands import Operand as ExprLike, apply
+from tfexec.ir.span import Span
 
 INDEX_DTYPES = (DType.int32, DType.int64)
 """The dtypes the indexing ops take as indices (torch's ``long`` and ``int``)."""
@@ -216,3 +219,26 @@ class ScatterAdd(ScatterOp):
 
 
 INDEXING_OPS: tuple[type[Op], ...] = (Gather, Index, Scatter, ScatterAdd)
+
+
+# -- builders (re-exported by ``tfexec.ops``) ----------------------------------------
+
+
+def gather(x: ExprLike, index: ExprLike, *, axis: int, span: Span | None = None) -> Call:
+    """``torch.gather(x, axis, index)``: ``i64`` indices of ``x``'s rank; no wrap-around."""
+    return apply(Gather(axis), x, index, span=span)
+
+
+def index(x: ExprLike, *indices: ExprLike, axes: tuple[int, ...], span: Span | None = None) -> Call:
+    """``x[...]`` with one integer index tensor per axis of ``axes`` (``aten.index.Tensor``); no wrap-around."""
+    return apply(Index(axes), x, *indices, span=span)
+
+
+def scatter(x: ExprLike, index: ExprLike, src: ExprLike, *, axis: int = 0, span: Span | None = None) -> Call:
+    """``torch.scatter(x, axis, index, src)``; two writes to one position are an error."""
+    return apply(Scatter(axis), x, index, src, span=span)
+
+
+def scatter_add(x: ExprLike, index: ExprLike, src: ExprLike, *, axis: int = 0, span: Span | None = None) -> Call:
+    """``torch.scatter_add(x, axis, index, src)``: repeated indices accumulate."""
+    return apply(ScatterAdd(axis), x, index, src, span=span)

@@ -14,6 +14,9 @@ from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite
 from tfexec.ir.ops.elementwise import BinaryKind, BinaryOp, UnaryKind, UnaryOp
 from tfexec.ir.ops.promotion import broadcast_shapes, promote, tensor_args
 from tfexec.ir.types import TensorType, Type
+from tfexec.ir.expr import Call
+from tfexec.ir.operands import Operand as ExprLike, apply
+from tfexec.ir.span import Span
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,3 +175,51 @@ class BitwiseNot(UnaryOp):
 INTEGER_OPS: tuple[type[Op], ...] = (
     FloorDivide, TruncDivide, Remainder, Fmod, BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot, LogicalXor,
 )
+
+
+# -- builders (re-exported by ``tfexec.ops``) ----------------------------------------
+
+
+def floor_divide(a: ExprLike, b: ExprLike, *, span: Span | None = None) -> Call:
+    """``torch.floor_divide``: ``a // b``; integers stay integers."""
+    return apply(FloorDivide(), a, b, span=span)
+
+
+def trunc_divide(a: ExprLike, b: ExprLike, *, span: Span | None = None) -> Call:
+    """``torch.div(a, b, rounding_mode="trunc")``: the quotient toward zero."""
+    return apply(TruncDivide(), a, b, span=span)
+
+
+def remainder(a: ExprLike, b: ExprLike, *, span: Span | None = None) -> Call:
+    """``torch.remainder``: ``a % b`` with the divisor's sign."""
+    return apply(Remainder(), a, b, span=span)
+
+
+def fmod(a: ExprLike, b: ExprLike, *, span: Span | None = None) -> Call:
+    """``torch.fmod``: the remainder with the dividend's sign."""
+    return apply(Fmod(), a, b, span=span)
+
+
+def bitwise_and(a: ExprLike, b: ExprLike, *, span: Span | None = None) -> Call:
+    """``torch.bitwise_and``: ``a & b`` of integers or bools."""
+    return apply(BitwiseAnd(), a, b, span=span)
+
+
+def bitwise_or(a: ExprLike, b: ExprLike, *, span: Span | None = None) -> Call:
+    """``torch.bitwise_or``: ``a | b`` of integers or bools."""
+    return apply(BitwiseOr(), a, b, span=span)
+
+
+def bitwise_xor(a: ExprLike, b: ExprLike, *, span: Span | None = None) -> Call:
+    """``torch.bitwise_xor``: ``a ^ b`` of integers or bools."""
+    return apply(BitwiseXor(), a, b, span=span)
+
+
+def bitwise_not(x: ExprLike, *, span: Span | None = None) -> Call:
+    """``torch.bitwise_not``: ``~x`` of an integer or bool."""
+    return apply(BitwiseNot(), x, span=span)
+
+
+def logical_xor(a: ExprLike, b: ExprLike, *, span: Span | None = None) -> Call:
+    """``torch.logical_xor`` (nonzero is true) as bool."""
+    return apply(LogicalXor(), a, b, span=span)

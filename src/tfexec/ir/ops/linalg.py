@@ -8,6 +8,9 @@ from tfexec.ir.dtypes import DType
 from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite
 from tfexec.ir.ops.promotion import broadcast_shapes, tensor_args
 from tfexec.ir.types import TensorType, Type
+from tfexec.ir.expr import Call
+from tfexec.ir.operands import Operand as ExprLike, apply
+from tfexec.ir.span import Span
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,3 +124,18 @@ class Linear(Op):
 
 LINALG_V2_OPS: tuple[type[Op], ...] = (Linear,)
 """The linear-algebra op catalogue v2 adds."""
+
+
+# -- builders (re-exported by ``tfexec.ops``) ----------------------------------------
+
+
+def matmul(a: ExprLike, b: ExprLike, *, span: Span | None = None) -> Call:
+    """``torch.matmul(a, b)`` (1-D operands and batch broadcasting included)."""
+    return apply(MatMul(), a, b, span=span)
+
+
+def linear(x: ExprLike, weight: ExprLike, bias: ExprLike | None = None, *, span: Span | None = None) -> Call:
+    """``F.linear(x, weight, bias)``: ``x [..., in]`` times ``weight [out, in]`` transposed, plus
+    ``bias [out]``, in torch's one fused call."""
+    operands = (x, weight) if bias is None else (x, weight, bias)
+    return apply(Linear(), *operands, span=span)

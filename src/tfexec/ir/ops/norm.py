@@ -11,6 +11,10 @@ from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite, normalize_axis
 from tfexec.ir.ops.promotion import tensor_args
 from tfexec.ir.ops.reduction import reduced_axes
 from tfexec.ir.types import TensorType, Type
+from tfexec.errors import IRConstructionError
+from tfexec.ir.expr import Call
+from tfexec.ir.operands import Operand as ExprLike, apply
+from tfexec.ir.span import Span
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,3 +148,32 @@ class LayerNorm(Op):
 
     def infer(self, args: tuple[Operand, ...]) -> Type:
         return _norm_infer(self, args)
+
+
+# -- builders (re-exported by ``tfexec.ops``) ----------------------------------------
+
+
+def softmax(x: ExprLike, *, axis: int = -1, span: Span | None = None) -> Call:
+    """``torch.softmax(x, axis)``."""
+    return apply(Softmax(axis), x, span=span)
+
+
+def rms_norm(
+    x: ExprLike, weight: ExprLike | None = None, *, axes: tuple[int, ...] = (-1,), eps: float | None = None,
+    span: Span | None = None,
+) -> Call:
+    """``F.rms_norm`` over the trailing ``axes``; ``eps=None`` is the dtype's machine epsilon."""
+    operands = (x,) if weight is None else (x, weight)
+    return apply(RmsNorm(axes, eps), *operands, span=span)
+
+
+def layer_norm(
+    x: ExprLike, weight: ExprLike | None = None, bias: ExprLike | None = None, *, axes: tuple[int, ...] = (-1,),
+    eps: float = 1e-5, span: Span | None = None,
+) -> Call:
+    """``F.layer_norm`` over the trailing ``axes`` (biased variance); a bias needs a weight."""
+    op = LayerNorm(axes, eps)
+    if bias is not None and weight is None:
+        raise IRConstructionError("layer_norm: a bias needs a weight (pass full(shape=..., value=1.0) as the weight)")
+    operands = tuple(o for o in (x, weight, bias) if o is not None)
+    return apply(op, *operands, span=span)

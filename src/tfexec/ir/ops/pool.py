@@ -14,6 +14,9 @@ from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite
 from tfexec.ir.ops.conv import per_axis, spatial_attrs, window_count
 from tfexec.ir.ops.promotion import tensor_args
 from tfexec.ir.types import TensorType, Type
+from tfexec.ir.expr import Call
+from tfexec.ir.operands import Operand as ExprLike, apply
+from tfexec.ir.span import Span
 
 InterpolateMode = Literal["nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear"]
 INTERPOLATE_MODES: tuple[str, ...] = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear")
@@ -276,3 +279,36 @@ class Interpolate(Op):
 
 
 POOL_OPS: tuple[type[Op], ...] = (MaxPool, AvgPool, AdaptiveAvgPool, Interpolate)
+
+
+# -- builders (re-exported by ``tfexec.ops``) ----------------------------------------
+
+
+def max_pool(
+    x: ExprLike, *, kernel: tuple[int, ...], stride: tuple[int, ...] | None = None, padding: tuple[int, ...] = (0,),
+    ceil_mode: bool = False, dilation: tuple[int, ...] = (1,), span: Span | None = None,
+) -> Call:
+    """``F.max_pool{1,2,3}d`` over ``len(kernel)`` spatial axes (``stride`` defaults to ``kernel``)."""
+    return apply(MaxPool(kernel, stride, padding, ceil_mode, dilation), x, span=span)
+
+
+def avg_pool(
+    x: ExprLike, *, kernel: tuple[int, ...], stride: tuple[int, ...] | None = None, padding: tuple[int, ...] = (0,),
+    ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: int | None = None,
+    span: Span | None = None,
+) -> Call:
+    """``F.avg_pool{1,2,3}d`` over ``len(kernel)`` spatial axes (``stride`` defaults to ``kernel``)."""
+    return apply(AvgPool(kernel, stride, padding, ceil_mode, count_include_pad, divisor_override), x, span=span)
+
+
+def adaptive_avg_pool(x: ExprLike, *, output_size: tuple[int, ...], span: Span | None = None) -> Call:
+    """``F.adaptive_avg_pool{1,2,3}d(x, output_size)``."""
+    return apply(AdaptiveAvgPool(output_size), x, span=span)
+
+
+def interpolate(
+    x: ExprLike, *, size: tuple[ShapeDim, ...], mode: InterpolateMode = "nearest", scales: tuple[float, ...] | None = None,
+    align_corners: bool = False, span: Span | None = None,
+) -> Call:
+    """``F.interpolate`` of the spatial axes to ``size`` (nearest, or linear/bilinear/bicubic/trilinear)."""
+    return apply(Interpolate(size, mode, scales, align_corners), x, span=span)

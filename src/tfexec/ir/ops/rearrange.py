@@ -12,6 +12,9 @@ from tfexec.ir.ops.attrs import check_choice, check_int, check_ints, check_numbe
 from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite, normalize_axis
 from tfexec.ir.ops.promotion import tensor_args
 from tfexec.ir.types import TensorType, Type
+from tfexec.ir.expr import Call
+from tfexec.ir.operands import Operand as ExprLike, apply
+from tfexec.ir.span import Span
 
 PadMode = Literal["constant", "reflect", "replicate", "circular"]
 PAD_MODES: tuple[str, ...] = ("constant", "reflect", "replicate", "circular")
@@ -263,3 +266,38 @@ class Pad(Op):
 
 
 REARRANGE_OPS: tuple[type[Op], ...] = (Flip, Roll, Diagonal, Triu, Tril, Pad)
+
+
+# -- builders (re-exported by ``tfexec.ops``) ----------------------------------------
+
+
+def flip(x: ExprLike, *, axes: tuple[int, ...], span: Span | None = None) -> Call:
+    """``torch.flip(x, axes)``."""
+    return apply(Flip(axes), x, span=span)
+
+
+def roll(x: ExprLike, *, shifts: tuple[int, ...], axes: tuple[int, ...] | None = None, span: Span | None = None) -> Call:
+    """``torch.roll(x, shifts, axes)`` (``axes=None``: the flattened value)."""
+    return apply(Roll(shifts, axes), x, span=span)
+
+
+def diagonal(x: ExprLike, *, offset: int = 0, axis1: int = 0, axis2: int = 1, span: Span | None = None) -> Call:
+    """``torch.diagonal(x, offset, axis1, axis2)``: the diagonal as a new last axis."""
+    return apply(Diagonal(offset, axis1, axis2), x, span=span)
+
+
+def triu(x: ExprLike, *, diagonal: int = 0, span: Span | None = None) -> Call:
+    """``torch.triu(x, diagonal)``: zeros below the diagonal."""
+    return apply(Triu(diagonal), x, span=span)
+
+
+def tril(x: ExprLike, *, diagonal: int = 0, span: Span | None = None) -> Call:
+    """``torch.tril(x, diagonal)``: zeros above the diagonal."""
+    return apply(Tril(diagonal), x, span=span)
+
+
+def pad(
+    x: ExprLike, *, pads: tuple[int, ...], mode: PadMode = "constant", value: float = 0.0, span: Span | None = None
+) -> Call:
+    """``F.pad(x, pads, mode, value)``: (before, after) pairs from the last axis."""
+    return apply(Pad(pads, mode, value), x, span=span)

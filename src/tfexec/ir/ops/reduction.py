@@ -8,6 +8,9 @@ from tfexec.ir.dtypes import DType
 from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite, normalize_axis
 from tfexec.ir.ops.promotion import tensor_args
 from tfexec.ir.types import TensorType, Type
+from tfexec.ir.expr import Call
+from tfexec.ir.operands import Operand as ExprLike, apply
+from tfexec.ir.span import Span
 
 ReduceKind = Literal["sum", "mean", "max", "min", "prod"]
 REDUCE_KINDS: tuple[str, ...] = ("sum", "mean", "max", "min", "prod")
@@ -133,3 +136,18 @@ class ArgMax(Op):
             )
         shape = tuple((1 if i == axis else d) for i, d in enumerate(x.shape) if self.keepdims or i != axis)
         return TensorType(shape, DType.int64)
+
+
+# -- builders (re-exported by ``tfexec.ops``) ----------------------------------------
+
+
+def reduce(
+    x: ExprLike, *, kind: ReduceKind, axes: tuple[int, ...] | None = None, keepdims: bool = False, span: Span | None = None
+) -> Call:
+    """Reduce over ``axes`` (None: every axis; ``()``: none) with ``kind`` sum/mean/max/min/prod."""
+    return apply(Reduce(kind, axes, keepdims), x, span=span)
+
+
+def argmax(x: ExprLike, *, axis: int = -1, keepdims: bool = False, span: Span | None = None) -> Call:
+    """``torch.argmax(x, axis, keepdims)``: the first maximal index, as int64."""
+    return apply(ArgMax(axis, keepdims), x, span=span)

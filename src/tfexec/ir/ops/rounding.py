@@ -14,6 +14,9 @@ from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite
 from tfexec.ir.ops.elementwise import UnaryKind, UnaryOp
 from tfexec.ir.ops.promotion import broadcast_shapes, promote, tensor_args
 from tfexec.ir.types import TensorType, Type
+from tfexec.ir.expr import Call
+from tfexec.ir.operands import Operand as ExprLike, apply
+from tfexec.ir.span import Span
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,3 +130,36 @@ class Clamp(Op):
 
 
 ROUNDING_OPS: tuple[type[Op], ...] = (Floor, Ceil, Round, Trunc, Sign, Clamp)
+
+
+# -- builders (re-exported by ``tfexec.ops``) ----------------------------------------
+
+
+def floor(x: ExprLike, *, span: Span | None = None) -> Call:
+    """``torch.floor``; the identity on integers, not defined for bool."""
+    return apply(Floor(), x, span=span)
+
+
+def ceil(x: ExprLike, *, span: Span | None = None) -> Call:
+    """``torch.ceil``; the identity on integers, not defined for bool."""
+    return apply(Ceil(), x, span=span)
+
+
+def round(x: ExprLike, *, decimals: int = 0, span: Span | None = None) -> Call:  # noqa: A001 - the op's name
+    """``torch.round(x, decimals=...)``: halves to even."""
+    return apply(Round(decimals), x, span=span)
+
+
+def trunc(x: ExprLike, *, span: Span | None = None) -> Call:
+    """``torch.trunc``: toward zero."""
+    return apply(Trunc(), x, span=span)
+
+
+def sign(x: ExprLike, *, span: Span | None = None) -> Call:
+    """``torch.sign``: -1, 0 or 1 in ``x``'s dtype."""
+    return apply(Sign(), x, span=span)
+
+
+def clamp(x: ExprLike, low: ExprLike, high: ExprLike, *, span: Span | None = None) -> Call:
+    """``torch.clamp(x, low, high)`` with promotion of all three."""
+    return apply(Clamp(), x, low, high, span=span)

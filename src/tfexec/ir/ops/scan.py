@@ -12,6 +12,9 @@ from tfexec.ir.ops.attrs import check_int
 from tfexec.ir.ops.base import Op, Operand, normalize_axis
 from tfexec.ir.ops.promotion import tensor_args
 from tfexec.ir.types import TensorType, Type
+from tfexec.ir.expr import Call
+from tfexec.ir.operands import DTypeLike, Operand as ExprLike, apply, as_dtype
+from tfexec.ir.span import Span
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,3 +71,16 @@ class Cumprod(ScanOp):
 
 
 SCAN_OPS: tuple[type[Op], ...] = (Cumsum, Cumprod)
+
+
+# -- builders (re-exported by ``tfexec.ops``) ----------------------------------------
+
+
+def cumsum(x: ExprLike, *, axis: int, dtype: DTypeLike | None = None, span: Span | None = None) -> Call:
+    """``torch.cumsum(x, axis, dtype)``: integers and bools accumulate as ``i64``."""
+    return apply(Cumsum(axis, None if dtype is None else as_dtype(dtype, "cumsum dtype")), x, span=span)
+
+
+def cumprod(x: ExprLike, *, axis: int, dtype: DTypeLike | None = None, span: Span | None = None) -> Call:
+    """``torch.cumprod(x, axis, dtype)``: integers and bools accumulate as ``i64``."""
+    return apply(Cumprod(axis, None if dtype is None else as_dtype(dtype, "cumprod dtype")), x, span=span)

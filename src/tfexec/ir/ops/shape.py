@@ -10,6 +10,10 @@ from tfexec.ir.dims import ShapeDim, dim_expr, is_shape_dim, shape_product
 from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite, normalize_axis
 from tfexec.ir.ops.promotion import TensorTypeShape, promote, tensor_args
 from tfexec.ir.types import TensorType, TupleType, Type
+from tfexec.errors import IRConstructionError
+from tfexec.ir.expr import Call, Expr, Tuple
+from tfexec.ir.operands import EXPR_CLASSES, Operand as ExprLike, apply, as_expr, short
+from tfexec.ir.span import Span
 
 
 def _check_dims(owner: str, field: str, dims: object) -> None:
@@ -276,3 +280,49 @@ class Take(Op):
             raise TypeRuleError(f"take indices must be integers, found {idx}{cite(self.name, 'C1')}")
         axis = normalize_axis(self, self.axis, x.rank, "C2")
         return TensorType(x.shape[:axis] + idx.shape + x.shape[axis + 1 :], x.dtype)
+
+
+# -- builders (re-exported by ``tfexec.ops``) ----------------------------------------
+
+
+def reshape(x: ExprLike, *, shape: tuple[ShapeDim, ...], span: Span | None = None) -> Call:
+    """A logical reshape to ``shape`` (same element count, row-major order)."""
+    return apply(Reshape(shape), x, span=span)
+
+
+def transpose(x: ExprLike, *, perm: tuple[int, ...], span: Span | None = None) -> Call:
+    """``x.permute(perm)``."""
+    return apply(Transpose(perm), x, span=span)
+
+
+def broadcast_to(x: ExprLike, *, shape: tuple[ShapeDim, ...], span: Span | None = None) -> Call:
+    """``x.broadcast_to(shape)``."""
+    return apply(BroadcastTo(shape), x, span=span)
+
+
+def concat(*xs: ExprLike, axis: int = 0, span: Span | None = None) -> Call:
+    """``torch.cat(xs, axis)`` with dtype promotion."""
+    return apply(Concat(axis), *xs, span=span)
+
+
+def slice(  # noqa: A001 - the op's name
+    x: ExprLike, starts: "Expr | tuple[ExprLike, ...]", *, sizes: tuple[ShapeDim, ...],
+    strides: tuple[ShapeDim, ...] | None = None, span: Span | None = None,
+) -> Call:
+    """A window of ``x`` at ``starts`` (a ``Tuple``, or a plain tuple of ints and Exprs)."""
+    op = Slice(sizes, strides)
+    start_tuple: Expr
+    if isinstance(starts, tuple):
+        start_tuple = Tuple(tuple(as_expr(s, f"slice starts[{i}]") for i, s in enumerate(starts)))
+    elif isinstance(starts, EXPR_CLASSES):
+        start_tuple = starts
+    else:
+        raise IRConstructionError(
+            f"slice starts must be a tuple of ints and Exprs, or a Tuple, got {type(starts).__name__} {short(starts)}"
+        )
+    return Call(op, (as_expr(x, "slice operand 0"), start_tuple), span=span)
+
+
+def take(x: ExprLike, indices: ExprLike, *, axis: int = 0, span: Span | None = None) -> Call:
+    """Gather along ``axis`` (``torch.index_select`` for any index shape); no wrap-around."""
+    return apply(Take(axis), x, indices, span=span)

@@ -15,6 +15,9 @@ from tfexec.ir.ops.attrs import check_bool, check_int
 from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite, normalize_axis
 from tfexec.ir.ops.promotion import tensor_args
 from tfexec.ir.types import TensorType, Type
+from tfexec.ir.expr import Call
+from tfexec.ir.operands import Operand as ExprLike, apply
+from tfexec.ir.span import Span
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,3 +155,26 @@ class ArgTopK(TopKOp):
 
 
 SORTING_OPS: tuple[type[Op], ...] = (Sort, Argsort, TopK, ArgTopK)
+
+
+# -- builders (re-exported by ``tfexec.ops``) ----------------------------------------
+
+
+def sort(x: ExprLike, *, axis: int = -1, descending: bool = False, span: Span | None = None) -> Call:
+    """The values of ``torch.sort(x, axis, descending, stable=True)``."""
+    return apply(Sort(axis, descending), x, span=span)
+
+
+def argsort(x: ExprLike, *, axis: int = -1, descending: bool = False, span: Span | None = None) -> Call:
+    """``torch.argsort(x, axis, descending, stable=True)``."""
+    return apply(Argsort(axis, descending), x, span=span)
+
+
+def topk(x: ExprLike, *, k: int, axis: int = -1, largest: bool = True, span: Span | None = None) -> Call:
+    """The values of ``torch.topk(x, k, axis, largest)``, in order."""
+    return apply(TopK(k, axis, largest), x, span=span)
+
+
+def argtopk(x: ExprLike, *, k: int, axis: int = -1, largest: bool = True, span: Span | None = None) -> Call:
+    """The indices of ``topk``'s values; of equal values, the lower index first."""
+    return apply(ArgTopK(k, axis, largest), x, span=span)

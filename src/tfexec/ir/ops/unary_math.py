@@ -13,6 +13,9 @@ from tfexec.ir.ops.base import Op, Operand
 from tfexec.ir.ops.elementwise import UnaryKind, UnaryOp
 from tfexec.ir.ops.promotion import tensor_args
 from tfexec.ir.types import TensorType, Type
+from tfexec.ir.expr import Call
+from tfexec.ir.operands import Operand as ExprLike, apply
+from tfexec.ir.span import Span
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,3 +141,61 @@ class LogicalNot(PredicateOp):
 
 
 UNARY_MATH_OPS: tuple[type[Op], ...] = (Log1p, Expm1, Log2, Log10, Tan, Atan, Reciprocal, IsNan, IsInf, IsFinite, LogicalNot)
+
+
+# -- builders (re-exported by ``tfexec.ops``) ----------------------------------------
+
+
+def log1p(x: ExprLike, *, span: Span | None = None) -> Call:
+    """``torch.log1p``: ``log(1 + x)``."""
+    return apply(Log1p(), x, span=span)
+
+
+def expm1(x: ExprLike, *, span: Span | None = None) -> Call:
+    """``torch.expm1``: ``exp(x) - 1``."""
+    return apply(Expm1(), x, span=span)
+
+
+def log2(x: ExprLike, *, span: Span | None = None) -> Call:
+    """``torch.log2``."""
+    return apply(Log2(), x, span=span)
+
+
+def log10(x: ExprLike, *, span: Span | None = None) -> Call:
+    """``torch.log10``."""
+    return apply(Log10(), x, span=span)
+
+
+def tan(x: ExprLike, *, span: Span | None = None) -> Call:
+    """``torch.tan``."""
+    return apply(Tan(), x, span=span)
+
+
+def atan(x: ExprLike, *, span: Span | None = None) -> Call:
+    """``torch.atan``."""
+    return apply(Atan(), x, span=span)
+
+
+def reciprocal(x: ExprLike, *, span: Span | None = None) -> Call:
+    """``torch.reciprocal``: ``1 / x``."""
+    return apply(Reciprocal(), x, span=span)
+
+
+def isnan(x: ExprLike, *, span: Span | None = None) -> Call:
+    """``torch.isnan`` as bool."""
+    return apply(IsNan(), x, span=span)
+
+
+def isinf(x: ExprLike, *, span: Span | None = None) -> Call:
+    """``torch.isinf`` as bool."""
+    return apply(IsInf(), x, span=span)
+
+
+def isfinite(x: ExprLike, *, span: Span | None = None) -> Call:
+    """``torch.isfinite`` as bool."""
+    return apply(IsFinite(), x, span=span)
+
+
+def logical_not(x: ExprLike, *, span: Span | None = None) -> Call:
+    """``torch.logical_not`` (zero is false) as bool."""
+    return apply(LogicalNot(), x, span=span)

@@ -6,6 +6,8 @@ an ``Expr`` nor such a scalar is an ``IRConstructionError`` naming the operand. 
 names are re-exported by ``tfexec.ops``.
 """
 
+from typing import Protocol
+
 import torch
 
 from tfexec.errors import IRConstructionError
@@ -80,6 +82,40 @@ def call(function: Function, *args: Operand, span: Span | None = None) -> Call:
         raise IRConstructionError(f"call: the callee must be a Function, got {short(function)}")
     name = function.name
     return Call(function, tuple(as_expr(a, f"call of {name}: argument {i}") for i, a in enumerate(args)), span=span)
+
+
+class UnaryBuilder(Protocol):
+    """The builder of an op of one operand and no attributes: ``neg(x)``."""
+
+    def __call__(self, x: Operand, *, span: Span | None = None) -> Call: ...
+
+
+class BinaryBuilder(Protocol):
+    """The builder of an op of two operands and no attributes: ``add(a, b)``."""
+
+    def __call__(self, a: Operand, b: Operand, *, span: Span | None = None) -> Call: ...
+
+
+def unary_builder(op: type[Op], doc: str) -> UnaryBuilder:
+    """The builder ``op.name(x)`` of an attribute-free one-operand op, derived from its class."""
+
+    def build(x: Operand, *, span: Span | None = None) -> Call:
+        return apply(op(), x, span=span)
+
+    build.__name__ = build.__qualname__ = op.name
+    build.__doc__ = doc
+    return build
+
+
+def binary_builder(op: type[Op], doc: str) -> BinaryBuilder:
+    """The builder ``op.name(a, b)`` of an attribute-free two-operand op, derived from its class."""
+
+    def build(a: Operand, b: Operand, *, span: Span | None = None) -> Call:
+        return apply(op(), a, b, span=span)
+
+    build.__name__ = build.__qualname__ = op.name
+    build.__doc__ = doc
+    return build
 
 
 __all__ = ["DTypeLike", "EXPR_CLASSES", "Operand", "apply", "as_dtype", "as_expr", "call", "short"]
