@@ -3,7 +3,7 @@ the grammar and every op of the catalogue, and each comes with inputs to evaluat
 
 import torch
 
-from ir.programs_v2 import CATALOGUE_V2
+from ir.programs_families import FAMILY_PROGRAMS
 
 ELEMENTWISE = '''
 def elementwise(x: f32[4, 8], y: f32[4, 8], m: b1[4, 8], i: i64[4, 8]) -> (f32[4, 8], b1[4, 8], i64[4, 8]):
@@ -190,5 +190,5 @@ def module_reading() -> dict[str, torch.Tensor]:
 
 ALL = {
     "elementwise": ELEMENTWISE, "shapes": SHAPES, "distribution": DISTRIBUTION, "loops": LOOPS, "module": MODULE,
-    "catalogue_v2": CATALOGUE_V2,
+    "families": FAMILY_PROGRAMS,
 }

@@ -9,8 +9,10 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
+import torch.nn.functional as F
+
 from tfexec.ir.ops.attrs import check_number
-from tfexec.ir.ops.base import Op
+from tfexec.ir.ops.base import Op, Reference
 from tfexec.ir.ops.elementwise import UnaryKind, UnaryOp
 from tfexec.ir.expr import Call
 from tfexec.ir.operands import Operand as ExprLike, apply
@@ -48,6 +50,7 @@ class Elu(ActivationOp):
     """
 
     name: ClassVar[str] = "elu"
+    reference: ClassVar[Reference] = F.elu
     min_args: ClassVar[int] = 1
     max_args: ClassVar[int | None] = 1
     alpha: float = 1.0
@@ -61,6 +64,7 @@ class Selu(ActivationOp):
     """Elementwise SELU: ``scale * elu(x, alpha)`` with torch's fixed ``alpha`` ≈ 1.6733 and ``scale`` ≈ 1.0507."""
 
     name: ClassVar[str] = "selu"
+    reference: ClassVar[Reference] = F.selu
     min_args: ClassVar[int] = 1
     max_args: ClassVar[int | None] = 1
 
@@ -73,6 +77,7 @@ class Celu(ActivationOp):
     """
 
     name: ClassVar[str] = "celu"
+    reference: ClassVar[Reference] = F.celu
     min_args: ClassVar[int] = 1
     max_args: ClassVar[int | None] = 1
     alpha: float = 1.0
@@ -91,6 +96,7 @@ class LeakyRelu(ActivationOp):
     """
 
     name: ClassVar[str] = "leaky_relu"
+    reference: ClassVar[Reference] = F.leaky_relu
     min_args: ClassVar[int] = 1
     max_args: ClassVar[int | None] = 1
     negative_slope: float = 0.01
@@ -107,6 +113,7 @@ class Softplus(ActivationOp):
     """
 
     name: ClassVar[str] = "softplus"
+    reference: ClassVar[Reference] = F.softplus
     min_args: ClassVar[int] = 1
     max_args: ClassVar[int | None] = 1
     beta: float = 1.0
@@ -124,6 +131,7 @@ class Hardsigmoid(ActivationOp):
     """Elementwise hard sigmoid: ``clamp(x / 6 + 1 / 2, 0, 1)``."""
 
     name: ClassVar[str] = "hardsigmoid"
+    reference: ClassVar[Reference] = F.hardsigmoid
     min_args: ClassVar[int] = 1
     max_args: ClassVar[int | None] = 1
 
@@ -133,6 +141,7 @@ class Hardswish(ActivationOp):
     """Elementwise hard swish: ``x * hardsigmoid(x)``."""
 
     name: ClassVar[str] = "hardswish"
+    reference: ClassVar[Reference] = F.hardswish
     min_args: ClassVar[int] = 1
     max_args: ClassVar[int | None] = 1
 
@@ -142,6 +151,7 @@ class Mish(ActivationOp):
     """Elementwise Mish: ``x * tanh(softplus(x))``."""
 
     name: ClassVar[str] = "mish"
+    reference: ClassVar[Reference] = F.mish
     min_args: ClassVar[int] = 1
     max_args: ClassVar[int | None] = 1
 

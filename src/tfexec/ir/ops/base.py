@@ -14,10 +14,16 @@ at its end: ``… [softmax (C2)]`` (``cite``).
 """
 
 from dataclasses import dataclass, fields
-from typing import ClassVar, NamedTuple
+from collections.abc import Callable
+from typing import ClassVar, NamedTuple, TypeAlias
+
+import torch
 
 from tfexec.errors import TypeRuleError as TypeRuleError
 from tfexec.ir.types import Layout, ShardLayout, TensorType, Type
+
+Reference: TypeAlias = Callable[..., torch.Tensor] | None
+"""A torch function an op computes: operands positional, the op's attributes as keywords."""
 
 
 
@@ -46,6 +52,11 @@ class Op:
     min_args: ClassVar[int] = 0
     max_args: ClassVar[int | None] = None
     """Operand count bounds (``max_args=None``: any number)."""
+    reference: ClassVar[Reference] = None
+    """The torch function the op is, when it is one (``torch.floor``, ``F.elu``): called with the
+    operands and the op's attributes as keywords, it gives the value. Read it from the class.
+    Nothing computes with it; the tests check the value and type rules against it on the
+    docstring's examples, so an op that names one needs no test entry of its own."""
 
     def __init_subclass__(cls) -> None:
         # (no super() call: dataclass(slots=True) rebuilds the class, which breaks super()'s cell)

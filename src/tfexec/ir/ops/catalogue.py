@@ -1,4 +1,6 @@
-"""The op catalogue: every op class (v1, then the groups catalogue v2 adds), by text spelling."""
+"""The op catalogue: every op class, family by family (each family module lists its classes in
+a ``*_OPS`` tuple), and by text spelling. ``tfexec.ops``, the text form, docs/ops.md and the
+tests that cover every op all read ``ALL_OPS``."""
 
 from tfexec.ir.ops.activation import ACTIVATION_OPS
 from tfexec.ir.ops.aggregate import AGGREGATE_OPS
@@ -45,7 +47,6 @@ ALL_OPS: tuple[type[Op], ...] = (
     Reshard,
     Local,
     *DIM_OPS,
-    # catalogue v2
     *ROUNDING_OPS,
     *UNARY_MATH_OPS,
     *ACTIVATION_OPS,
@@ -62,7 +63,5 @@ ALL_OPS: tuple[type[Op], ...] = (
     *LINALG_V2_OPS,
 )
 
-V2_OPS: tuple[type[Op], ...] = ALL_OPS[ALL_OPS.index(ROUNDING_OPS[0]) :]
-"""The ops catalogue v2 added (the tail of ``ALL_OPS``)."""
 
 OPS_BY_NAME: dict[str, type[Op]] = {cls.name: cls for cls in ALL_OPS}

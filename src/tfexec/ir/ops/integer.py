@@ -10,13 +10,19 @@ made-up value.
 from dataclasses import dataclass
 from typing import ClassVar
 
-from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite
+import torch
+
+from tfexec.ir.ops.base import Op, Operand, Reference, TypeRuleError, cite
 from tfexec.ir.ops.elementwise import BinaryKind, BinaryOp, UnaryKind, UnaryOp
 from tfexec.ir.ops.promotion import broadcast_shapes, promote, tensor_args
 from tfexec.ir.types import TensorType, Type
 from tfexec.ir.expr import Call
 from tfexec.ir.operands import Operand as ExprLike, apply
 from tfexec.ir.span import Span
+
+
+def _trunc_divide(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return torch.div(a, b, rounding_mode="trunc")
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +53,7 @@ class FloorDivide(IntegerDivisionOp):
     """Elementwise ``a // b``: the quotient rounded toward negative infinity (Python's ``//``)."""
 
     name: ClassVar[str] = "floor_divide"
+    reference: ClassVar[Reference] = torch.floor_divide
     min_args: ClassVar[int] = 2
     max_args: ClassVar[int | None] = 2
 
@@ -60,6 +67,7 @@ class TruncDivide(IntegerDivisionOp):
     """
 
     name: ClassVar[str] = "trunc_divide"
+    reference: ClassVar[Reference] = _trunc_divide
     min_args: ClassVar[int] = 2
     max_args: ClassVar[int | None] = 2
 
@@ -69,6 +77,7 @@ class Remainder(IntegerDivisionOp):
     """Elementwise ``a % b`` with the sign of the divisor (Python's ``%``)."""
 
     name: ClassVar[str] = "remainder"
+    reference: ClassVar[Reference] = torch.remainder
     min_args: ClassVar[int] = 2
     max_args: ClassVar[int | None] = 2
 
@@ -78,6 +87,7 @@ class Fmod(IntegerDivisionOp):
     """Elementwise remainder with the sign of the dividend (C's ``fmod``)."""
 
     name: ClassVar[str] = "fmod"
+    reference: ClassVar[Reference] = torch.fmod
     min_args: ClassVar[int] = 2
     max_args: ClassVar[int | None] = 2
 
@@ -115,6 +125,7 @@ class BitwiseAnd(BitwiseOp):
     """Elementwise bitwise and ``a & b``."""
 
     name: ClassVar[str] = "bitwise_and"
+    reference: ClassVar[Reference] = torch.bitwise_and
     min_args: ClassVar[int] = 2
     max_args: ClassVar[int | None] = 2
 
@@ -124,6 +135,7 @@ class BitwiseOr(BitwiseOp):
     """Elementwise bitwise or ``a | b``."""
 
     name: ClassVar[str] = "bitwise_or"
+    reference: ClassVar[Reference] = torch.bitwise_or
     min_args: ClassVar[int] = 2
     max_args: ClassVar[int | None] = 2
 
@@ -133,6 +145,7 @@ class BitwiseXor(BitwiseOp):
     """Elementwise bitwise exclusive or ``a ^ b``."""
 
     name: ClassVar[str] = "bitwise_xor"
+    reference: ClassVar[Reference] = torch.bitwise_xor
     min_args: ClassVar[int] = 2
     max_args: ClassVar[int | None] = 2
 
@@ -142,6 +155,7 @@ class LogicalXor(BinaryOp):
     """Elementwise logical exclusive or of ``a`` and ``b`` (nonzero is true)."""
 
     name: ClassVar[str] = "logical_xor"
+    reference: ClassVar[Reference] = torch.logical_xor
     min_args: ClassVar[int] = 2
     max_args: ClassVar[int | None] = 2
     kind: ClassVar[BinaryKind] = "logical"
@@ -161,6 +175,7 @@ class BitwiseNot(UnaryOp):
     """
 
     name: ClassVar[str] = "bitwise_not"
+    reference: ClassVar[Reference] = torch.bitwise_not
     min_args: ClassVar[int] = 1
     max_args: ClassVar[int | None] = 1
     kind: ClassVar[UnaryKind] = "same"

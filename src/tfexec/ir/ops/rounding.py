@@ -8,9 +8,11 @@ three.
 from dataclasses import dataclass
 from typing import ClassVar
 
+import torch
+
 from tfexec.ir.dtypes import DType
 from tfexec.ir.ops.attrs import check_int
-from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite
+from tfexec.ir.ops.base import Op, Operand, Reference, TypeRuleError, cite
 from tfexec.ir.ops.elementwise import UnaryKind, UnaryOp
 from tfexec.ir.ops.promotion import broadcast_shapes, promote, tensor_args
 from tfexec.ir.types import TensorType, Type
@@ -24,6 +26,7 @@ class Floor(UnaryOp):
     """Elementwise floor: the largest integer not above ``x``."""
 
     name: ClassVar[str] = "floor"
+    reference: ClassVar[Reference] = torch.floor
     min_args: ClassVar[int] = 1
     max_args: ClassVar[int | None] = 1
     kind: ClassVar[UnaryKind] = "no_bool"
@@ -34,6 +37,7 @@ class Ceil(UnaryOp):
     """Elementwise ceiling: the smallest integer not below ``x``."""
 
     name: ClassVar[str] = "ceil"
+    reference: ClassVar[Reference] = torch.ceil
     min_args: ClassVar[int] = 1
     max_args: ClassVar[int | None] = 1
     kind: ClassVar[UnaryKind] = "no_bool"
@@ -44,6 +48,7 @@ class Trunc(UnaryOp):
     """Elementwise rounding toward zero."""
 
     name: ClassVar[str] = "trunc"
+    reference: ClassVar[Reference] = torch.trunc
     min_args: ClassVar[int] = 1
     max_args: ClassVar[int | None] = 1
     kind: ClassVar[UnaryKind] = "no_bool"
@@ -54,6 +59,7 @@ class Sign(UnaryOp):
     """Elementwise sign: -1, 0 or 1 in ``x``'s dtype (``b1`` stays itself)."""
 
     name: ClassVar[str] = "sign"
+    reference: ClassVar[Reference] = torch.sign
     min_args: ClassVar[int] = 1
     max_args: ClassVar[int | None] = 1
     kind: ClassVar[UnaryKind] = "same"
@@ -77,6 +83,7 @@ class Round(UnaryOp):
     """
 
     name: ClassVar[str] = "round"
+    reference: ClassVar[Reference] = torch.round
     min_args: ClassVar[int] = 1
     max_args: ClassVar[int | None] = 1
     kind: ClassVar[UnaryKind] = "no_bool"
@@ -114,6 +121,7 @@ class Clamp(Op):
     """
 
     name: ClassVar[str] = "clamp"
+    reference: ClassVar[Reference] = torch.clamp
     min_args: ClassVar[int] = 3
     max_args: ClassVar[int | None] = 3
 

@@ -8,8 +8,10 @@ default float); the predicates give ``b1`` for an operand of any dtype.
 from dataclasses import dataclass
 from typing import ClassVar
 
+import torch
+
 from tfexec.ir.dtypes import DType
-from tfexec.ir.ops.base import Op, Operand
+from tfexec.ir.ops.base import Op, Operand, Reference
 from tfexec.ir.ops.elementwise import UnaryKind, UnaryOp
 from tfexec.ir.ops.promotion import tensor_args
 from tfexec.ir.types import TensorType, Type
@@ -23,6 +25,7 @@ class Log1p(UnaryOp):
     """Elementwise ``log(1 + x)``, accurate for small ``x``."""
 
     name: ClassVar[str] = "log1p"
+    reference: ClassVar[Reference] = torch.log1p
     min_args: ClassVar[int] = 1
     max_args: ClassVar[int | None] = 1
     kind: ClassVar[UnaryKind] = "to_float"
@@ -33,6 +36,7 @@ class Expm1(UnaryOp):
     """Elementwise ``exp(x) - 1``, accurate for small ``x``."""
 
     name: ClassVar[str] = "expm1"
+    reference: ClassVar[Reference] = torch.expm1
     min_args: ClassVar[int] = 1
     max_args: ClassVar[int | None] = 1
     kind: ClassVar[UnaryKind] = "to_float"
@@ -43,6 +47,7 @@ class Log2(UnaryOp):
     """Elementwise base-2 logarithm."""
 
     name: ClassVar[str] = "log2"
+    reference: ClassVar[Reference] = torch.log2
     min_args: ClassVar[int] = 1
     max_args: ClassVar[int | None] = 1
     kind: ClassVar[UnaryKind] = "to_float"
@@ -53,6 +58,7 @@ class Log10(UnaryOp):
     """Elementwise base-10 logarithm."""
 
     name: ClassVar[str] = "log10"
+    reference: ClassVar[Reference] = torch.log10
     min_args: ClassVar[int] = 1
     max_args: ClassVar[int | None] = 1
     kind: ClassVar[UnaryKind] = "to_float"
@@ -63,6 +69,7 @@ class Tan(UnaryOp):
     """Elementwise tangent."""
 
     name: ClassVar[str] = "tan"
+    reference: ClassVar[Reference] = torch.tan
     min_args: ClassVar[int] = 1
     max_args: ClassVar[int | None] = 1
     kind: ClassVar[UnaryKind] = "to_float"
@@ -73,6 +80,7 @@ class Atan(UnaryOp):
     """Elementwise arctangent."""
 
     name: ClassVar[str] = "atan"
+    reference: ClassVar[Reference] = torch.atan
     min_args: ClassVar[int] = 1
     max_args: ClassVar[int | None] = 1
     kind: ClassVar[UnaryKind] = "to_float"
@@ -83,6 +91,7 @@ class Reciprocal(UnaryOp):
     """Elementwise ``1 / x`` (``inf`` at 0)."""
 
     name: ClassVar[str] = "reciprocal"
+    reference: ClassVar[Reference] = torch.reciprocal
     min_args: ClassVar[int] = 1
     max_args: ClassVar[int | None] = 1
     kind: ClassVar[UnaryKind] = "to_float"
@@ -109,6 +118,7 @@ class IsNan(PredicateOp):
     """Whether each element is NaN (never, for integers)."""
 
     name: ClassVar[str] = "isnan"
+    reference: ClassVar[Reference] = torch.isnan
     min_args: ClassVar[int] = 1
     max_args: ClassVar[int | None] = 1
 
@@ -118,6 +128,7 @@ class IsInf(PredicateOp):
     """Whether each element is ``inf`` or ``-inf`` (never, for integers)."""
 
     name: ClassVar[str] = "isinf"
+    reference: ClassVar[Reference] = torch.isinf
     min_args: ClassVar[int] = 1
     max_args: ClassVar[int | None] = 1
 
@@ -127,6 +138,7 @@ class IsFinite(PredicateOp):
     """Whether each element is neither NaN nor infinite (always, for integers)."""
 
     name: ClassVar[str] = "isfinite"
+    reference: ClassVar[Reference] = torch.isfinite
     min_args: ClassVar[int] = 1
     max_args: ClassVar[int | None] = 1
 
@@ -136,6 +148,7 @@ class LogicalNot(PredicateOp):
     """Elementwise logical not: ``x == 0`` (zero is false, anything else true)."""
 
     name: ClassVar[str] = "logical_not"
+    reference: ClassVar[Reference] = torch.logical_not
     min_args: ClassVar[int] = 1
     max_args: ClassVar[int | None] = 1
 

@@ -1,4 +1,4 @@
-"""Type rules of catalogue v2's vision ops — ``conv``, the pools, ``interpolate``,
+"""Type rules of the vision families' ops — ``conv``, the pools, ``interpolate``,
 ``batch_norm``, ``group_norm`` — checked against torch: output shapes on meta tensors over
 strides, padding, dilation, groups and ``ceil_mode`` (refusals confirmed on CPU), symbolic
 spatial sizes, and the errors each citing its constraint."""

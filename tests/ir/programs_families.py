@@ -1,13 +1,14 @@
-"""A text-form program that uses every op of catalogue v2, with inputs to evaluate it on.
+"""Text-form programs that use the ops of the families added after the first catalogue
+together (rounding, math, activations, integer, arrays, vision, linear), with inputs.
 
-``tests/text/text_programs.py`` lists it among the programs whose round trip the text tests
-check (so every op of the catalogue is exercised there); ``tests/ir/test_text_form_v2.py``
+``tests/text/text_programs.py`` lists them among the programs whose round trip the text tests
+check; ``tests/ir/test_text_form_families.py``
 evaluates both parses."""
 
 import torch
 
-CATALOGUE_V2 = '''
-def elementwise_v2(x: f32[4, 6], n: i32[4, 6], m: b1[4, 6]) -> (f32[4, 6], i32[4, 6], b1[4, 6]):
+FAMILY_PROGRAMS = '''
+def elementwise_families(x: f32[4, 6], n: i32[4, 6], m: b1[4, 6]) -> (f32[4, 6], i32[4, 6], b1[4, 6]):
     r = add(floor(x), ceil(x))
     r2 = add(round(x, decimals=1), add(trunc(x), sign(x)))
     c = clamp(add(r, r2), -2.0, 2.0)
@@ -27,7 +28,7 @@ def elementwise_v2(x: f32[4, 6], n: i32[4, 6], m: b1[4, 6]) -> (f32[4, 6], i32[4
     return (a4, ib, mask)
 
 
-def arrays_v2(x: f32[4, 6], idx: i64[4, 2], rows: i64[3], mask: b1[4, 6]) -> (f32[4, 6], f32[4, 2], f32[3, 6], i64[4, 6], b1[4], f32[4]):
+def arrays(x: f32[4, 6], idx: i64[4, 2], rows: i64[3], mask: b1[4, 6]) -> (f32[4, 6], f32[4, 2], f32[3, 6], i64[4, 6], b1[4], f32[4]):
     cs = cumsum(x, axis=1)
     cp = cumprod(x, axis=0, dtype=f32)
     g = gather(cs, idx, axis=1)
@@ -54,7 +55,7 @@ def arrays_v2(x: f32[4, 6], idx: i64[4, 2], rows: i64[3], mask: b1[4, 6]) -> (f3
     return (add(tu, att), add(top, cast(where_top, dtype=f32)), add(sl, reduce(both, kind="sum")), order, flags, add(add(nrm, d), reduce(proj, kind="mean", axes=(1,))))
 
 
-def vision_v2(img: f32[2, 4, 6, 6], w: f32[6, 2, 3, 3], b: f32[6], mean: f32[6], var: f32[6]) -> (f32[2, 6, 3, 3], f32[2, 6, 2, 2], f32[2, 6, 1, 1], f32[2, 6, 4, 6]):
+def vision(img: f32[2, 4, 6, 6], w: f32[6, 2, 3, 3], b: f32[6], mean: f32[6], var: f32[6]) -> (f32[2, 6, 3, 3], f32[2, 6, 2, 2], f32[2, 6, 1, 1], f32[2, 6, 4, 6]):
     y = conv(img, w, b, stride=(2,), padding=(1,), groups=2)
     bn = batch_norm(y, mean, add(var, 1.0), b, mean, eps=0.001)
     gn = group_norm(bn, b, mean, groups=3)
@@ -67,17 +68,17 @@ def vision_v2(img: f32[2, 4, 6, 6], w: f32[6, 2, 3, 3], b: f32[6], mean: f32[6],
 '''
 
 
-def catalogue_v2_inputs() -> dict[str, tuple[torch.Tensor, ...]]:
-    """Inputs for each function of ``CATALOGUE_V2``, by name."""
+def family_program_inputs() -> dict[str, tuple[torch.Tensor, ...]]:
+    """Inputs for each function of ``FAMILY_PROGRAMS``, by name."""
     g = torch.Generator().manual_seed(0)
     x = torch.randn(4, 6, generator=g)
     n = torch.randint(-9, 10, (4, 6), generator=g, dtype=torch.int32)
     m = torch.rand(4, 6, generator=g) > 0.5
     idx = torch.tensor([[0, 5], [1, 3], [2, 4], [5, 0]])
     return {
-        "elementwise_v2": (x, n, m),
-        "arrays_v2": (x, idx, torch.tensor([3, 0, 2]), m),
-        "vision_v2": (
+        "elementwise_families": (x, n, m),
+        "arrays": (x, idx, torch.tensor([3, 0, 2]), m),
+        "vision": (
             torch.randn(2, 4, 6, 6, generator=g), torch.randn(6, 2, 3, 3, generator=g), torch.randn(6, generator=g),
             torch.randn(6, generator=g), torch.rand(6, generator=g),
         ),

@@ -1,4 +1,4 @@
-"""Type rules of catalogue v2's array ops — scans, ``gather``, ``index``, the scatters,
+"""Type rules of the array families' ops — scans, ``gather``, ``index``, the scatters,
 rearranging, sorting, ``any``/``all``, ``vector_norm`` — checked against torch: result dtype
 and shape on meta tensors (refusals confirmed on CPU), symbolic dims, and the errors the
 rules raise, each citing its constraint."""

@@ -1,4 +1,4 @@
-"""Type rule of catalogue v2's ``linear``, checked against ``torch.nn.functional.linear``:
+"""Type rule of the linear family's ``linear``, checked against ``torch.nn.functional.linear``:
 output shapes on meta tensors (batched, 1-D and empty ``x``, with and without a bias), every
 dtype pair (meta kernels skip dtype checks, so a refusal is confirmed on CPU), symbolic
 sizes, and the decisions kept stricter than torch (a 1-D weight, integer operands, a bias
