@@ -497,6 +497,7 @@ def _headings() -> str:
     return "\n".join(f"## {section}" for section in sorted({s for _, s in STATEMENT_FORMS.values()})) + "\n"
 
 
+@pytest.mark.values
 def test_every_program_of_the_text_form_reference_is_parsed_printed_and_evaluated() -> None:
     page = (ROOT / TEXT_FORM_PAGE).read_text(encoding="utf-8")
     blocks = text_form_examples(page)

@@ -18,6 +18,8 @@ sys.path.insert(0, str(EXAMPLES))
 
 import llama_block  # noqa: E402
 
+pytestmark = pytest.mark.values  # the examples compute, print and store values
+
 
 def parse(name: str) -> tfexec.IRModule:
     path = EXAMPLES / name
@@ -70,7 +72,6 @@ def test_llama_block_matches_eager_torch() -> None:
     assert torch.allclose(out, llama_block.reference(x, llama_block.weights()), rtol=1e-5, atol=1e-5)  # type: ignore[arg-type]
 
 
-@pytest.mark.values
 def test_saved_llama_block_is_what_the_script_writes(tmp_path: Path) -> None:
     # The text form and the manifest's layout are the script's, byte for byte; the weights are
     # torch.randn's, whose last bits are the CPU kernel's choice (AVX-512, AVX2 and torch's

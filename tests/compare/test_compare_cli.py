@@ -13,6 +13,8 @@ ROOT = Path(__file__).resolve().parents[2]
 MLP = str(ROOT / "examples" / "mlp.tf.py")
 LLAMA = str(ROOT / "examples" / "llama_block")
 
+pytestmark = pytest.mark.values  # dump and diff store and compare values
+
 
 def test_dump_writes_the_tensors_and_their_index(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "a.safetensors"
