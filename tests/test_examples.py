@@ -43,7 +43,7 @@ def test_example_passes_check(args: list[str], capsys: pytest.CaptureFixture[str
 
 
 def test_builder_mlp_example_runs() -> None:
-    done = subprocess.run([sys.executable, "-W", "ignore", str(EXAMPLES / "mlp.py")], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-W", "ignore", str(EXAMPLES / "mlp.py")], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "OK: 3 node(s) compared" in done.stdout
 
