@@ -63,12 +63,13 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"{flag} is for --against torch (the routes are compared with --rtol/--atol)")
     if ".py:" in args.file and not Path(args.file).exists():
         raise UsageError(f"{args.file}: a MODEL.py:FACTORY is checked with --against torch --example-shape ...")
+    rtol, atol = _checked_tolerances(args)
     program = load_program(args.file, args.function)
     type_check(program)
     prepared = prepare_noted(program, args)
     with progress(args, f"checking {program.function.name}: visitor, lowering, node-by-node comparison"):
         report = check_equivalence(
-            prepared.target, *prepared.inputs, rtol=args.rtol, atol=args.atol, loops=args.loops, dims=prepared.body_dims
+            prepared.target, *prepared.inputs, rtol=rtol, atol=atol, loops=args.loops, dims=prepared.body_dims
         )
     dims = prepared.dims_line()
     if dims is not None:
@@ -84,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_against(args: argparse.Namespace) -> int:
     """``--against torch``: import MODEL.py:FACTORY and compare with PyTorch node by node."""
-    from tfexec.compare._cli import CompareUsageError, parse_tolerances
+    from tfexec.compare.tolerance_flags import ToleranceFlagError, parse_tolerances
     from tfexec.frontends.torch._cli import ImportUsageError, run_against
 
     refused = [
@@ -100,7 +101,7 @@ def _run_against(args: argparse.Namespace) -> int:
         )
     try:
         tolerances = parse_tolerances(args.tol, args.rtol, args.atol)
-    except CompareUsageError as exc:
+    except ToleranceFlagError as exc:
         raise UsageError(str(exc)) from None
     seed = 0 if args.seed is None else args.seed
     try:
@@ -110,3 +111,13 @@ def _run_against(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     print(report)
     return 0 if report.ok else 1
+
+
+def _checked_tolerances(args: argparse.Namespace) -> tuple[float | None, float | None]:
+    """``--rtol`` and ``--atol``, read by the tolerance parser every command shares."""
+    from tfexec.compare.tolerance_flags import ToleranceFlagError, checked
+
+    try:
+        return checked(args.rtol, "--rtol"), checked(args.atol, "--atol")
+    except ToleranceFlagError as exc:
+        raise UsageError(str(exc)) from None

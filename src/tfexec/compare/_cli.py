@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 
 from tfexec.compare._format import DumpError
 from tfexec.compare._tables import compare_tables, write_program_dump
-from tfexec.compare._tolerance import DEFAULT_TOLERANCES, EXACT, Tolerance
-from tfexec.ir.dtypes import DType
+from tfexec.compare._tolerance import DEFAULT_TOLERANCES
+from tfexec.compare.tolerance_flags import ToleranceFlagError, parse_tolerances
 from tfexec.ir.expr import Function
 from tfexec.loading import LoadedModule
 
@@ -63,41 +63,13 @@ def add_diff_arguments(p: argparse.ArgumentParser) -> None:
 
 def run_diff(args: argparse.Namespace) -> int:
     """Compare the two dumps and print the per-node table; returns the exit code."""
-    tolerances = parse_tolerances(args.tol, args.rtol, args.atol, args.exact)
+    try:
+        tolerances = parse_tolerances(args.tol, args.rtol, args.atol, args.exact)
+    except ToleranceFlagError as exc:
+        raise CompareUsageError(str(exc)) from None
     try:
         report = compare_tables(args.a, args.b, tolerances=tolerances, allow_missing=args.allow_missing)
     except DumpError as exc:
         raise CompareUsageError(str(exc)) from None
     print(report)
     return 0 if report.ok else 1
-
-
-def parse_tolerances(
-    items: Sequence[str], rtol: float | None = None, atol: float | None = None, exact: bool = False
-) -> dict[DType, Tolerance]:
-    """The tolerance overrides a command line asks for (``--rtol/--atol``, ``--tol``, ``--exact``)."""
-    out: dict[DType, Tolerance] = {}
-    for dtype in DType:
-        default = DEFAULT_TOLERANCES.get(dtype)
-        if exact:
-            out[dtype] = EXACT
-        elif default is not None and (rtol is not None or atol is not None):
-            out[dtype] = _tolerance(default.rtol if rtol is None else rtol, default.atol if atol is None else atol)
-    for item in items:
-        name, _, values = item.partition("=")
-        parts = values.split(",")
-        try:
-            dtype = DType.from_short(name.strip())
-            if len(parts) != 2:
-                raise ValueError
-            out[dtype] = _tolerance(float(parts[0]), float(parts[1]))
-        except ValueError:
-            raise CompareUsageError(f"--tol expects DTYPE=RTOL,ATOL (e.g. bf16=2e-2,1e-3), got {item!r}") from None
-    return out
-
-
-def _tolerance(rtol: float, atol: float) -> Tolerance:
-    try:
-        return Tolerance(rtol, atol)
-    except ValueError as exc:
-        raise CompareUsageError(str(exc)) from None
