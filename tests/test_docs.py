@@ -554,3 +554,31 @@ def test_an_optional_operand_reads_operand_or_none_in_the_reference() -> None:
     assert annotation_text(ops.DTypeLike | None) == "DTypeLike | None"
     assert annotation_text(ops.Operand) == "Operand"
     assert annotation_text(int | None) == "int | None"
+
+
+# -- what a doc says torch computes, computed (issue #29 G) -------------------------------------------
+
+
+def test_the_attention_doc_says_what_torch_computes_for_a_row_masked_from_every_key() -> None:
+    import tfexec
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.nn.functional import scaled_dot_product_attention as sdpa
+
+    from tfexec.ir.ops.attention import Attention
+
+    doc = " ".join((Attention.__doc__ or "").split())
+    assert "torch 2.13's CPU kernels, fused and math, give 0 there, where ``softmax`` of the masked scores would be NaN" in doc
+    assert "return attention(q, k, v, gt(s, 0.25))" in doc  # the example whose first row is masked from every key
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(1, 1, n, 8, generator=g) for n in (2, 4, 4))  # 4-D: the fused kernel takes it
+    mask = torch.tensor([[False] * 4, [True, False, True, False]])
+    for backend in (SDPBackend.MATH, SDPBackend.FLASH_ATTENTION):
+        with sdpa_kernel(backend):
+            assert torch.equal(sdpa(q, k, v, attn_mask=mask)[0, 0, 0], torch.zeros(8)), backend
+    assert torch.softmax(torch.where(mask, 0.0, float("-inf")), -1)[0].isnan().all()
+    fn = tfexec.parse(
+        "def f(q: f32[1, 1, 2, 8], k: f32[1, 1, 4, 8], v: f32[1, 1, 4, 8], m: b1[2, 4]) -> f32[1, 1, 2, 8]:\n"
+        "    return attention(q, k, v, m)\n"
+    ).functions["f"]
+    assert torch.equal(tfexec.evaluate(fn, q, k, v, mask), sdpa(q, k, v, attn_mask=mask))  # type: ignore[arg-type]
+    assert tfexec.check_equivalence(fn, q, k, v, mask).ok
