@@ -136,10 +136,13 @@ def _split(line: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     words.append(line[at:])
     last = len(words) - 1
     for i, text in enumerate(words):
+        if 0 < i < last and not text.strip(" \t"):
+            words[i] = " "  # only spaces between two numbers: they stay two numbers
+            continue
         if i > 0:
-            text = text.lstrip(" \t") if text.strip(" \t") or i == last else text
+            text = text.lstrip(" \t")  # after a number
         if i < last:
-            text = text.rstrip(" \t") if text.strip(" \t") or i == 0 else text
+            text = text.rstrip(" \t")  # before a number
         words[i] = re.sub(r"[ \t]+", " ", text)
     return tuple(words), tuple(numbers)
 
