@@ -257,9 +257,9 @@ def test_an_input_of_the_wrong_rank_is_refused_by_the_run_not_called_a_missing_d
 ) -> None:
     inputs = tmp_path / "in.safetensors"
     write_tensors({"x": torch.randn(64), "w1": torch.randn(64, 256), "w2": torch.randn(256, 64)}, inputs)
-    assert main(["run", MLP, "--inputs", str(inputs)]) == 1
+    assert main(["run", MLP, "--inputs", str(inputs)]) == 2  # the inputs file is wrong: the command line's mistake
     err = capsys.readouterr().err
-    assert "mlp: parameter x (input 0): expected rank 2 (f32[B, 64]), found rank 1 shape [64]" in err and "--dim" not in err
+    assert f"{inputs}: parameter x is f32[B, 64]: expected rank 2, found rank 1 (shape [64])" in err and "--dim" not in err
 
 
 def test_inputs_of_another_dtype_are_cast_with_a_note(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -6,12 +6,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tfexec.compare import DEFAULT_TOLERANCES, FORMAT, VERSION
 
 ROOT = Path(__file__).resolve().parent.parent
 DUMP = (ROOT / "docs" / "dump-format.md").read_text(encoding="utf-8")
 REDUCE = (ROOT / "docs" / "reduce.md").read_text(encoding="utf-8")
 MARK = "print('--- docs/reduce.md ---')\n"
+
+pytestmark = pytest.mark.values  # the pages' examples print values
 
 
 def test_the_python_examples_run(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
+@pytest.mark.values
 def test_tour_python_blocks_run(tmp_path: Path) -> None:
     tour = README[README.index("## A five-minute tour") : README.index("**From the command line.**")]
     blocks = re.findall(r"```python\n(.*?)```", tour, re.DOTALL)
@@ -29,6 +30,9 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert "pip install torch==2.13.0" in command and "pytest" in command
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "<!-- test-command -->" in ci and "mypy --strict" in ci
+    # the second pass: the value tests again on torch's portable kernels (issue #26)
+    assert "ATEN_CPU_CAPABILITY=default .venv/bin/python -m pytest -m 'values and not slow'" in ci
+    assert '"values: prints or stores float values' in (ROOT / "pyproject.toml").read_text(encoding="utf-8")
 
 
 def test_both_readme_commands_pin_the_torch_on_disk() -> None:
@@ -40,6 +44,7 @@ def _cli_section() -> str:
     return README[README.index("**From the command line.**") : README.index("## The public API at a glance")]
 
 
+@pytest.mark.values
 def test_cli_commands_run_as_written(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """Every command of the README's command-line block, run in a fresh directory (the inputs
     file written first by the block above it), exits as its comment says (0 unless `exit N`)."""

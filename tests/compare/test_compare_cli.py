@@ -13,6 +13,8 @@ ROOT = Path(__file__).resolve().parents[2]
 MLP = str(ROOT / "examples" / "mlp.tf.py")
 LLAMA = str(ROOT / "examples" / "llama_block")
 
+pytestmark = pytest.mark.values  # dump and diff store and compare values
+
 
 def test_dump_writes_the_tensors_and_their_index(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "a.safetensors"
@@ -60,7 +62,7 @@ def test_diff_of_a_partial_dump_needs_allow_missing(tmp_path: Path, capsys: pyte
 @pytest.mark.parametrize(
     ("extra", "message"),
     [(["--tol", "f32=1e-3"], "--tol expects DTYPE=RTOL,ATOL"), (["--tol", "f33=1,1"], "--tol expects"),
-     (["--atol", "-1"], "tolerances must be non-negative")],
+     (["--atol", "-1"], "--atol -1: a tolerance must be a finite number >= 0")],
 )
 def test_bad_tolerances_are_usage_errors(tmp_path: Path, extra: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     a, b = _dumps(tmp_path)

@@ -96,7 +96,7 @@ def test_graphviz_renders_the_examples(name: str, tmp_path: Path) -> None:
     source = tmp_path / f"{name}.dot"
     source.write_text(render(tfexec.lower(target), "dot"), encoding="utf-8")
     png = tmp_path / f"{name}.png"
-    done = subprocess.run(["dot", "-Tpng", str(source), "-o", str(png)], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(["dot", "-Tpng", str(source), "-o", str(png)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and done.stderr == "", done.stderr
     assert png.read_bytes().startswith(b"\x89PNG") and png.stat().st_size > 50_000
     keep = os.environ.get("TFEXEC_SCREENSHOTS")

@@ -25,7 +25,7 @@ import tfexec
 from frontends import models
 from tfexec import EvaluateContext, TensorValue, Value
 from tfexec.cli import main as cli
-from tfexec.compare import DEFAULT_TOLERANCES, EXACT, Tolerance
+from tfexec.compare import DEFAULT_TOLERANCES, EXACT, Tolerance, text_mismatch
 from tfexec.frontends.torch import (
     ImportedModule,
     TorchCheckError,
@@ -350,6 +350,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "against-torch.md").read_text(encoding="utf-8")
 
 
+@pytest.mark.values
 def test_the_doc_s_python_runs_as_written_and_prints_what_it_shows(tmp_path: Path) -> None:
     script = tmp_path / "docs.py"
     script.write_text("\n".join(re.findall(r"```python\n(.*?)```", DOC, re.DOTALL)), encoding="utf-8")
@@ -357,7 +358,10 @@ def test_the_doc_s_python_runs_as_written_and_prints_what_it_shows(tmp_path: Pat
     assert done.returncode == 0, done.stderr
     (shown,) = re.findall(r"```text\n(.*?)```", DOC, re.DOTALL)
     printed = done.stdout.replace(str(script), "/path/to/docs.py")
-    assert shown.strip() in printed  # the page shows exactly what its example prints
+    # The page shows what its example prints: the words exactly, the digits within f32's
+    # tolerance (they are this machine's gelu kernel's; another CPU prints other last digits).
+    mismatch = text_mismatch(shown.strip(), printed, within=True)
+    assert mismatch is None, f"{mismatch}\nprinted:\n{printed}"
 
 
 def test_the_doc_s_command_runs_and_its_tolerances_are_the_code_s(

@@ -63,12 +63,13 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"{flag} is for --against torch (the routes are compared with --rtol/--atol)")
     if ".py:" in args.file and not Path(args.file).exists():
         raise UsageError(f"{args.file}: a MODEL.py:FACTORY is checked with --against torch --example-shape ...")
+    rtol, atol = _checked_tolerances(args)
     program = load_program(args.file, args.function)
     type_check(program)
     prepared = prepare_noted(program, args)
     with progress(args, f"checking {program.function.name}: visitor, lowering, node-by-node comparison"):
         report = check_equivalence(
-            prepared.target, *prepared.inputs, rtol=args.rtol, atol=args.atol, loops=args.loops, dims=prepared.body_dims
+            prepared.target, *prepared.inputs, rtol=rtol, atol=atol, loops=args.loops, dims=prepared.body_dims
         )
     dims = prepared.dims_line()
     if dims is not None:
@@ -107,3 +108,13 @@ def _run_against(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     print(report)
     return 0 if report.ok else 1
+
+
+def _checked_tolerances(args: argparse.Namespace) -> tuple[float | None, float | None]:
+    """``--rtol`` and ``--atol``, read by the tolerance parser every command shares."""
+    from tfexec.compare.tolerance_flags import ToleranceFlagError, checked
+
+    try:
+        return checked(args.rtol, "--rtol"), checked(args.atol, "--atol")
+    except ToleranceFlagError as exc:
+        raise UsageError(str(exc)) from None

@@ -102,7 +102,7 @@ def read_module(path: Path) -> tuple[IRModule, LoadedModule | None]:
     if path.is_dir():
         try:
             loaded = load_module(path)
-        except ModuleLoadError as exc:
+        except (ModuleLoadError, ParseError) as exc:  # its module.tf.py unparsable: as for a .tf.py, exit 2
             raise usage_from(exc) from None
         return loaded.module, loaded
     try:

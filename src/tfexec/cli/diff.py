@@ -67,33 +67,11 @@ def add_diff_arguments(p: argparse.ArgumentParser) -> None:
 def parse_tolerances(
     items: Sequence[str], rtol: float | None = None, atol: float | None = None, exact: bool = False
 ) -> "dict[DType, Tolerance]":
-    """The tolerance overrides a command line asks for (``--rtol/--atol``, ``--tol``, ``--exact``)."""
-    from tfexec.compare import DEFAULT_TOLERANCES, EXACT
-
-    out: "dict[DType, Tolerance]" = {}
-    for dtype in DType:
-        default = DEFAULT_TOLERANCES.get(dtype)
-        if exact:
-            out[dtype] = EXACT
-        elif default is not None and (rtol is not None or atol is not None):
-            out[dtype] = _tolerance(default.rtol if rtol is None else rtol, default.atol if atol is None else atol)
-    for item in items:
-        name, _, values = item.partition("=")
-        parts = values.split(",")
-        try:
-            dtype = DType.from_short(name.strip())
-            if len(parts) != 2:
-                raise ValueError
-            out[dtype] = _tolerance(float(parts[0]), float(parts[1]))
-        except ValueError:
-            raise UsageError(f"--tol expects DTYPE=RTOL,ATOL (e.g. bf16=2e-2,1e-3), got {item!r}") from None
-    return out
-
-
-def _tolerance(rtol: float, atol: float) -> "Tolerance":
-    from tfexec.compare import Tolerance
+    """The tolerance flags, read by the one parser (``tfexec.compare.tolerance_flags``); a wrong one is a usage error."""
+    from tfexec.compare.tolerance_flags import ToleranceFlagError
+    from tfexec.compare.tolerance_flags import parse_tolerances as parse
 
     try:
-        return Tolerance(rtol, atol)
-    except ValueError as exc:
+        return parse(items, rtol, atol, exact)
+    except ToleranceFlagError as exc:
         raise UsageError(str(exc)) from None

@@ -196,11 +196,27 @@ def _read_inputs(fn: Function, path: str) -> tuple[list[object], dict[str, tuple
             raise UsageError(f"{path}: parameter {p.name} is a tuple ({t}); --inputs holds tensors: use random inputs")
         if data.dtype != t.dtype.torch:
             notes.append(f"input {p.name} is {_dtype_name(data.dtype)} in {path}; it is cast to {t.dtype} as declared")
-        if data.dim() == t.rank:
-            for axis, d in enumerate(t.shape):
-                if isinstance(d, DimVar):
-                    bound.setdefault(d.name, (int(data.shape[axis]), f"{p.name} axis {axis}"))
+        _check_shape(path, p.name, t, data, bound)
     return [tensors[n] for n in names], bound, notes
+
+
+def _check_shape(path: str, name: str, t: TensorType, data: torch.Tensor, bound: dict[str, tuple[int, str]]) -> None:
+    """The file's tensor for parameter ``name`` has ``t``'s rank, static sizes, and the size its
+    other axes of the same dim have (recorded in ``bound``): else a ``UsageError`` (the inputs
+    file is wrong, as a missing tensor is)."""
+    shape = [int(n) for n in data.shape]
+    if data.dim() != t.rank:
+        raise UsageError(f"{path}: parameter {name} is {t}: expected rank {t.rank}, found rank {data.dim()} (shape {shape})")
+    for axis, (d, n) in enumerate(zip(t.shape, shape)):
+        if isinstance(d, int) and d != n:
+            raise UsageError(f"{path}: parameter {name} is {t}: axis {axis} must have size {d}, found {n} (shape {shape})")
+        if isinstance(d, DimVar):
+            size, where = bound.setdefault(d.name, (n, f"{name} axis {axis}"))
+            if size != n:
+                raise UsageError(
+                    f"{path}: parameter {name} is {t}: axis {axis} is dim {d.name}, of size {size} at {where}, "
+                    f"found {n} (shape {shape})"
+                )
 
 
 def _dtype_name(dtype: torch.dtype) -> str:

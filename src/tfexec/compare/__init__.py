@@ -11,6 +11,8 @@ Main definitions
   keyed by node key plus a JSON index of key → node, op, location, shape, dtype.
 * ``Tolerance``, ``DEFAULT_TOLERANCES`` — ``torch.testing.assert_close``'s float tolerances;
   integers and booleans compare exactly.
+* ``text_mismatch(shown, got)`` — printed text compared as a reader compares it: the words
+  equal, the numbers within a tolerance (a page's example digits against this machine's).
 """
 
 from tfexec.compare._format import (
@@ -44,10 +46,11 @@ from tfexec.compare._tolerance import (
     compare_tensors as compare_tensors,
     resolve_tolerances as resolve_tolerances,
 )
+from tfexec.compare._text import number_mismatch as number_mismatch, text_mismatch as text_mismatch
 
 __all__ = [
     "DEFAULT_TOLERANCES", "EXACT", "FORMAT", "VERSION", "CompareError", "ComparisonReport", "Dump", "DumpError",
     "IndexEntry", "NodeComparison", "NodeInfo", "TableFn", "TensorVerdict", "Tolerance", "compare_tables",
-    "compare_tensors", "entry_for", "flatten_value", "index_path", "program_info", "read_dump", "resolve_tolerances",
-    "tfexec_table", "write_dump", "write_program_dump",
+    "compare_tensors", "entry_for", "flatten_value", "index_path", "number_mismatch", "program_info", "read_dump",
+    "resolve_tolerances", "text_mismatch", "tfexec_table", "write_dump", "write_program_dump",
 ]

@@ -6,6 +6,7 @@ and booleans agree only when equal. The defaults are ``torch.testing.assert_clos
 a comparison here and one there draw the line in the same place.
 """
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -22,8 +23,8 @@ class Tolerance:
     atol: float
 
     def __post_init__(self) -> None:
-        if not (self.rtol >= 0 and self.atol >= 0):
-            raise ValueError(f"tolerances must be non-negative, got rtol={self.rtol} atol={self.atol}")
+        if not all(math.isfinite(v) and v >= 0 for v in (self.rtol, self.atol)):
+            raise ValueError(f"tolerances must be finite numbers >= 0, got rtol={self.rtol} atol={self.atol}")
 
     def __str__(self) -> str:
         return "exact" if self.rtol == 0 and self.atol == 0 else f"rtol={self.rtol:g} atol={self.atol:g}"

@@ -325,6 +325,9 @@ def tensor_bytes(t: torch.Tensor) -> memoryview:
 def write_tensors(tensors: Mapping[str, torch.Tensor], path: "str | os.PathLike[str]", metadata: Mapping[str, str] | None = None) -> None:
     """Write named tensors to one safetensors file (CPU copies; no numpy, no pickle)."""
     cpu = {k: v.detach().to("cpu").contiguous() for k, v in tensors.items()}
+    if not cpu:  # safetensors 0.8 writes a header that is not JSON for no tensors: write it here
+        _write_empty(Path(path), metadata)
+        return
     specs = {}
     for name, t in cpu.items():
         DType.from_torch(t.dtype)
@@ -338,3 +341,12 @@ def write_tensors(tensors: Mapping[str, torch.Tensor], path: "str | os.PathLike[
         raise ModuleLoadError(f"{path}: cannot write tensors: {exc}") from exc
 
 
+def _write_empty(path: Path, metadata: Mapping[str, str] | None) -> None:
+    """A safetensors file of no tensors: the 8-byte header length, then the JSON header (only
+    ``__metadata__``, when given) padded with spaces to a multiple of 8 bytes, as safetensors pads."""
+    header = json.dumps({"__metadata__": dict(metadata)} if metadata else {}, separators=(",", ":")).encode()
+    header += b" " * (-len(header) % 8)
+    try:
+        path.write_bytes(struct.pack("<Q", len(header)) + header)
+    except OSError as exc:
+        raise ModuleLoadError(f"{path}: cannot write tensors: {exc.strerror or exc}") from exc

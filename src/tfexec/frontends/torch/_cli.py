@@ -14,6 +14,7 @@ separated by commas (``2,8,32``), each optionally named to make that axis a dyna
 
 import difflib
 import importlib.util
+import inspect
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -101,8 +102,6 @@ def load_model(target: str, shapes: Sequence[str], seed: int = 0) -> tuple[Any, 
     """The model ``MODEL.py:FACTORY`` returns (a module in eval mode, or a function), its
     example inputs from ``shapes`` (random, seeded) and their dynamic axes (None: all static)."""
     factory = load_factory(target)
-    if not shapes:
-        raise ImportUsageError("give one --example-shape per input of the model")
     generator = torch.Generator().manual_seed(seed)
     examples, spec = [], []
     for text in shapes:
@@ -117,8 +116,33 @@ def load_model(target: str, shapes: Sequence[str], seed: int = 0) -> tuple[Any, 
         model.eval()
     elif not callable(model):
         raise ImportUsageError(f"{target}: the factory returned a {type(model).__name__}, not a module or function")
+    _check_input_count(target, model, len(shapes))
     dynamic = spec if any(s is not None for s in spec) else None
     return model, tuple(examples), dynamic
+
+
+def _check_input_count(target: str, model: Any, given: int) -> None:
+    """One ``--example-shape`` per positional input of the model's ``forward`` (or function),
+    else an ``ImportUsageError`` naming its inputs (not torch's ``TypeError`` from the export)."""
+    function = model.forward if isinstance(model, torch.nn.Module) else model
+    try:
+        params = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):  # no signature to read (a builtin): torch.export says what it needs
+        params = []
+        if given:
+            return
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    varargs = next((f"*{p.name}" for p in params if p.kind == p.VAR_POSITIONAL), None)
+    low, high = sum(p.default is p.empty for p in positional), None if varargs else len(positional)
+    if given and low <= given and (high is None or given <= high):
+        return
+    name = "forward" if isinstance(model, torch.nn.Module) else getattr(model, "__name__", "the model")
+    inputs = [p.name if p.default is p.empty else f"{p.name}={p.default!r}" for p in positional] + ([varargs] if varargs else [])
+    takes = f"{low}" if low == high else f"{low} or more" if high is None else f"{low} to {high}"
+    raise ImportUsageError(
+        f"{target}: {name}({', '.join(inputs)}) takes {takes} input(s), got {given} --example-shape; "
+        "give one --example-shape per input, in order"
+    )
 
 
 def run_import(target: str, shapes: Sequence[str], out: str, name: str = "forward", seed: int = 0) -> str:

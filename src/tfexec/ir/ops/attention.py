@@ -33,8 +33,10 @@ class Attention(Op):
     Type rule: ``q``'s shape with the last axis ``Ev``; ``q``'s dtype.
     Value rule: ``torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask,
     is_causal=is_causal, scale=scale, enable_gqa=enable_gqa)`` on the run's device (no
-    dropout). A query row that every key is masked from is NaN, as torch computes it. torch's
-    CPU kernel is blocked (flash attention): bitwise reproducible at a fixed thread count.
+    dropout). A query row that every key is masked from is what torch's kernel makes of it,
+    shown by the last example's first row as computed on the CPU (torch 2.13's CPU kernels,
+    fused and math, give 0 there, where ``softmax`` of the masked scores would be NaN).
+    torch's CPU kernel is blocked (flash attention): bitwise reproducible at a fixed thread count.
     Constraints:
         (C1) ``q``, ``k`` and ``v`` are floating, of one dtype and one rank of at least 2.
         (C2) ``k`` and ``v`` have one length ``S`` (axis -2); ``q`` and ``k`` one depth ``E``
@@ -46,6 +48,7 @@ class Attention(Op):
         (C5) a ``mask`` is not given together with ``is_causal`` (torch refuses both).
     Example: def example(q: f32[1, 2, 3], k: f32[1, 4, 3], v: f32[1, 4, 2]): return attention(q, k, v)
     Example: def example(q: f32[2, 3, 4]): return attention(q, q, q, is_causal=True, scale=0.5)
+    Example: def example(q: f32[2, 3], k: f32[4, 3], v: f32[4, 2], s: f32[2, 4]): return attention(q, k, v, gt(s, 0.25))
     Refused (C1): def example(q: f32[2, 3], k: f16[2, 3]): return attention(q, k, k)
     Refused (C2): def example(q: f32[2, 3], k: f32[4, 2]): return attention(q, k, k)
     Refused (C3): def example(q: f32[4, 2, 3], k: f32[3, 2, 3]): return attention(q, k, k, enable_gqa=True)
