@@ -46,8 +46,8 @@ def test_the_page_can_go_to_standard_output(capsys: pytest.CaptureFixture[str]) 
     ("argv", "message"),
     [
         (["explain", "nowhere.tf.py", "-o", "x.html"], "nowhere.tf.py: no such file or directory"),
-        (["explain", str(FLASH), "-o", "{tmp}"], "is a directory; give the HTML file to write"),
-        (["explain", str(FLASH), "-o", "{tmp}/missing/dir/page.html"], "cannot write the page"),
+        (["explain", str(FLASH), "-o", "{tmp}"], "is a directory; name a file to write"),
+        (["explain", str(FLASH), "-o", "{tmp}/missing/dir/page.html"], "no such directory"),
     ],
 )
 def test_bad_arguments_are_one_line_usage_errors(

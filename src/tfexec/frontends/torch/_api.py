@@ -29,6 +29,8 @@ from tfexec.frontends.torch._translate import GraphTranslator
 from tfexec.ir.expr import Expr
 from tfexec.ir.module import IRModule
 from tfexec.loading import LoadedModule, save_module
+from tfexec.frontends.torch._export_noise import data_dependent_branch, held_stderr
+from tfexec.wording import a
 
 DynamicShapes: TypeAlias = Mapping[str, object] | Sequence[object] | None
 """``torch.export``'s ``dynamic_shapes``: per input, ``None``, ``{axis: Dim}`` or ``[Dim | None, …]``,
@@ -230,7 +232,7 @@ def _export(module: torch.nn.Module, inputs: tuple[torch.Tensor, ...], spec: Any
         warnings.simplefilter("ignore", FutureWarning)
         warnings.simplefilter("ignore", DeprecationWarning)
         try:
-            with whole_stacks():
+            with whole_stacks(), held_stderr():  # torch prints the partial FX graph when it fails
                 return torch.export.export(module, inputs, dynamic_shapes=spec, strict=False)
         except Exception as exc:  # torch.export raises many kinds; each is a refusal of the program
             raise TorchImportError(_export_failure(exc)) from exc
@@ -242,13 +244,16 @@ _NOT_A_TENSOR = re.compile(r"Found <class '(?P<cls>[\w.]+)'> in output, which is
 def _export_failure(exc: BaseException) -> str:
     """What to tell a user whose program torch.export refused: for an output that is not a
     tensor (a cache object), what to pass instead."""
+    branch = data_dependent_branch(exc)
+    if branch is not None:
+        return f"torch.export could not export the program: {branch}"
     found = _NOT_A_TENSOR.search(str(exc))
     if found is None:
         return f"torch.export could not export the program: {_first_lines(exc)}"
     cls = found["cls"]
     hint = " (a key/value cache: pass kwargs={'use_cache': False})" if "cache" in cls.lower() else ""
     return (
-        f"the program returns a {cls}, which is not a tensor{hint}: HIR programs return tensors (or tuples,"
+        f"the program returns {a(cls)}, which is not a tensor{hint}: HIR programs return tensors (or tuples,"
         " lists and dicts of them); pass the keyword arguments that make forward return tensors in kwargs, or"
         " import a module whose forward returns only the tensors you need"
     )
