@@ -29,6 +29,7 @@ from tfexec.frontends.torch._translate import GraphTranslator
 from tfexec.ir.expr import Expr
 from tfexec.ir.module import IRModule
 from tfexec.loading import LoadedModule, save_module
+from tfexec.frontends.torch._jaxtyping import annotated_shapes, without_specialised
 from tfexec.frontends.torch._export_noise import data_dependent_branch, held_stderr
 from tfexec.wording import a
 
@@ -142,6 +143,8 @@ def import_program(
         raise TorchImportError(f"the function name {name!r} is not an identifier")
     fixed = _keyword_arguments(kwargs)
     inputs = _inputs(example_inputs, _forward_names(module_or_fn))
+    if dynamic_shapes is None:  # forward's jaxtyping annotations name the dynamic axes (_jaxtyping)
+        dynamic_shapes = annotated_shapes(module_or_fn, inputs)
     module, arg_names, param_names, spec = _as_module(module_or_fn, len(inputs), dynamic_shapes, fixed)
     prefix = _Bound.PREFIX if isinstance(module, _Bound) else ""
     exported = _export(module, inputs, spec)
@@ -235,6 +238,9 @@ def _export(module: torch.nn.Module, inputs: tuple[torch.Tensor, ...], spec: Any
             with whole_stacks(), held_stderr():  # torch prints the partial FX graph when it fails
                 return torch.export.export(module, inputs, dynamic_shapes=spec, strict=False)
         except Exception as exc:  # torch.export raises many kinds; each is a refusal of the program
+            refined = without_specialised(exc, spec)  # an annotated dim the model fixes: static, once more
+            if refined is not None:
+                return _export(module, inputs, refined)
             raise TorchImportError(_export_failure(exc)) from exc
 
 
