@@ -179,3 +179,22 @@ def test_the_refusal_is_one_line_and_exit_2_from_the_shell(prog: Path) -> None:
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.strip().count("\n") == 0 and "is the input" in done.stderr
     assert prog.read_bytes() == before
+
+
+def test_an_empty_output_name_is_refused(prog: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _refused(["explain", str(prog), "--dim", "B=2", "-o", ""], capsys, says="-o: an empty file name")
+    _refused(["run", str(prog), "--dim", "B=2", "--out", " "], capsys, says="--out: an empty file name")
+
+
+def test_import_refuses_its_model_file_and_an_existing_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = tmp_path / "model.py"
+    model.write_text("import torch\n\ndef make():\n    return torch.nn.Linear(4, 4)\n")
+    before = model.read_bytes()
+    shape = ["--example-shape", "2,4"]
+    _refused(["import", f"{model}:make", *shape, "--out", str(model)], capsys, says="is the input")
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "notes.txt").write_text("mine")
+    _refused(["import", f"{model}:make", *shape, "--out", str(tmp_path / "taken")], capsys, says="exists")
+    assert model.read_bytes() == before and (tmp_path / "taken" / "notes.txt").read_text() == "mine"
+    assert main(["import", f"{model}:make", *shape, "--out", str(tmp_path / "new" / "module")]) == 0
+    load_module(tmp_path / "new" / "module")

@@ -108,6 +108,8 @@ def claim(
     is missing, it is a directory, it is one of ``inputs`` or lies inside an input directory (a
     saved module), or, unless ``force``, it exists and ``kind`` does not recognise it.
     ``new_folder``: the command creates the folder when it is missing."""
+    if not str(path).strip():
+        raise UsageError(f"{flag}: an empty file name; name the file to write")
     out = Path(path)
     named = f"{flag} {path}"
     for source in inputs:
@@ -120,6 +122,22 @@ def claim(
         raise UsageError(f"{named}: is a directory; name a file to write")
     if out.exists() and not force and not kind.recognise(out):
         raise UsageError(f"{named}: exists and is not {kind.what}; pass --force to overwrite it")
+    return out
+
+
+def claim_new_directory(path: "str | os.PathLike[str]", inputs: Iterable[Path], flag: str = "--out") -> Path:
+    """Refuse (``UsageError``) a new output directory (``tfexec import``'s module) that is one of
+    ``inputs`` or exists already (an empty directory is fine): a module directory is written whole
+    (``save_module``: a temporary directory renamed), never over anything."""
+    if not str(path).strip():
+        raise UsageError(f"{flag}: an empty directory name; name the module directory to write")
+    out = Path(path)
+    for source in inputs:
+        clash = _clash(out, source)
+        if clash:
+            raise UsageError(f"{flag} {path} {clash}; writing there would destroy an input: name another directory")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):  # an empty directory is taken, as save_module does
+        raise UsageError(f"{flag} {path}: exists; the module is written as a new directory (remove it or name another)")
     return out
 
 
@@ -153,5 +171,5 @@ def _clash(out: Path, source: Path) -> str:
 
 __all__ = [
     "DOCS_PAGE", "DUMP", "DUMP_INDEX", "OUTPUT_KEY", "OutputKind", "PAGE", "REDUCED_INPUTS", "TENSORS",
-    "add_force_argument", "claim", "command_inputs", "reduced_program", "write_tensors_out",
+    "add_force_argument", "claim", "claim_new_directory", "command_inputs", "reduced_program", "write_tensors_out",
 ]
