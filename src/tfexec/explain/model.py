@@ -145,7 +145,7 @@ def _verdict(lines: Outline, runs: Runs, values: _Values) -> Json:
     errors = _errors(runs)
     if errors:
         row, iters = _failing_row(lines, runs, values)
-        where = f" at {_row_name(row)}" if row is not None else ""
+        where = f" at {_row_name(row, lines)}" if row is not None else ""
         both = runs.direct_error is not None and runs.lowered_error is not None
         if both and str(runs.direct_error) == str(runs.lowered_error):
             text = f"the program fails{where}: both routes raise the same error"
@@ -163,7 +163,7 @@ def _verdict(lines: Outline, runs: Runs, values: _Values) -> Json:
         for key, iters in values.concrete(row.value_key, row.loops):
             diff = values.diffs.get(key)
             if diff is not None:
-                at = _row_name(row) if key == (row.key or row.value_key) else f"{_row_name(row)}, {key}"
+                at = _row_name(row, lines) if key == (row.key or row.value_key) else f"{_row_name(row, lines)}, {key}"
                 return {"status": "differ", "row": row.index, "iterations": iters, "errors": [],
                         "text": f"the routes differ at {at}: {diff['reason']}"}
     compared = sum(1 for r in values.records.values() if r.get("eq"))
@@ -209,9 +209,11 @@ def _last_instance(row: Row, values: _Values) -> tuple[str | None, dict[int, int
     return key + parts[-1], iters
 
 
-def _row_name(row: Row) -> str:
+def _row_name(row: Row, lines: Outline) -> str:
+    """``slot %3.4 (f/acc[*]/pa)``: the slot as the page names it (a body's after its loop)."""
     key = row.key or row.value_key
-    return f"slot {row.slot} ({key})" if key else f"slot {row.slot} ({row.label})"  # the key says which body
+    name = slot_names(lines.rows)[row.index]
+    return f"slot {name} ({key})" if key else f"slot {name} ({row.label})"
 
 
 def _error_text(error: BaseException) -> str:

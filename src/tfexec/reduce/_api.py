@@ -90,7 +90,12 @@ def load_repro(directory: "str | os.PathLike[str]") -> tuple[Function, tuple[tor
 
     from tfexec.text import parse
 
+    from tfexec.loading.sniff import not_safetensors
+
     path = Path(directory)
+    wrong = not_safetensors(path / INPUTS_FILE) if (path / INPUTS_FILE).exists() else None
+    if wrong is not None:
+        raise ReductionError(f"{path}: not a written reduction: {wrong}")
     try:
         text = (path / PROGRAM_FILE).read_text(encoding="utf-8")
         tensors = load_file(str(path / INPUTS_FILE))
