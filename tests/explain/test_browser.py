@@ -262,3 +262,36 @@ def test_routes_that_differ_are_marked_in_words(browser: Browser, pages: dict[st
         _shot(browser, tmp_path, "differ-without-colour")
     finally:
         browser.call("Emulation.setEmulatedVisionDeficiency", session=True, type="none")
+
+
+def test_a_loop_that_failed_at_iteration_2_shows_iterations_0_and_1_as_computed(
+    browser: Browser, pages: dict[str, tuple[str, Outline]], tmp_path: Path,
+) -> None:
+    lines = _open(browser, pages, "failing")
+    pa = next(r for r in lines.rows if r.name == "pa")
+    loop = pa.loops[0]
+    mark = f"document.querySelector('#row-{pa.index} td.c-ok').textContent"
+    verdict = "document.getElementById('value-verdict') ? document.getElementById('value-verdict').textContent : ''"
+    errors = "document.querySelectorAll('#value-body .verdict-line.err').length"
+    assert browser.js(mark) == "!" and browser.js(errors) > 0  # iteration 2: failed here
+    for i in (0, 1):
+        browser.js(f"tfexecExplorer.setIteration({loop}, {i})")
+        assert browser.js(mark) == "="  # computed by both routes, and equal
+        assert browser.js(errors) == 0 and browser.js(verdict) == "bitwise equal on both routes"
+    _shot(browser, tmp_path, "failing-loop-iteration-1")
+
+
+def test_body_slots_are_named_after_their_loop_and_frees_are_not_cut(
+    browser: Browser, pages: dict[str, tuple[str, Outline]],
+) -> None:
+    lines = _open(browser, pages, "flash")
+    loop = next(r for r in lines.rows if r.kind == "loop")
+    body = [r for r in lines.rows if r.body == loop.index]
+    browser.js(f"document.querySelector('tr.bodyhead[data-loop=\"{loop.index}\"] button.toggle').click()")
+    names = browser.js("[...document.querySelectorAll('#rows tr.row td.c-slot')].map(td => td.textContent)")
+    assert len(set(names)) == len(names)
+    assert all(browser.js(f"document.querySelector('#row-{r.index} td.c-slot').textContent") == f"%{loop.slot}.{r.slot}"
+               for r in body)
+    cut = browser.js("[...document.querySelectorAll('#rows td.c-frees')].filter(td => td.offsetParent && "
+                     "td.scrollWidth > td.clientWidth + 1).length")
+    assert cut == 0

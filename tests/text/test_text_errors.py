@@ -73,9 +73,9 @@ CASES = [
     (_fn("return x[-1]"), r"non-negative int index"),
     (_fn("return add"), r"`add` is a function; call it"),
     (_fn("return constant(x, dtype=f32)"), r"constant data must be numbers"),
-    (_fn("return constant([1, [2]], dtype=f32)"), r"cannot make a f32 tensor of this data"),
+    (_fn("return constant([1, [2]], dtype=f32)"), r"cannot make an f32 tensor of this data"),
     (_fn("return constant(1.0)"), r"exactly one of dtype= .* or type="),
-    (_fn("return constant([1.0, 2.0], dtype=f32, shape=(3,))"), r"cannot make a f32 tensor"),
+    (_fn("return constant([1.0, 2.0], dtype=f32, shape=(3,))"), r"cannot make an f32 tensor"),
     (_fn("return const('w')"), r"const takes a key and a type"),
     (_fn("return float('abc')"), r"float\(\) cannot read 'abc'"),
     # statements

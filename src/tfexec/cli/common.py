@@ -137,25 +137,6 @@ def progress(args: argparse.Namespace, what: str) -> Iterator[None]:
         yield
 
 
-def check_out(path: str) -> None:
-    """Refuse an ``--out`` file that cannot be written, before anything runs."""
-    folder = Path(path).parent
-    if not folder.is_dir():
-        raise UsageError(f"--out {path}: no such directory {folder}")
-    if Path(path).is_dir():
-        raise UsageError(f"--out {path}: is a directory; name a .safetensors file")
-
-
-def write_out(tensors: dict[str, torch.Tensor], path: str, metadata: dict[str, str] | None = None) -> None:
-    """Write tensors to the ``--out`` file; a failure to write is a usage error."""
-    from tfexec.loading import write_tensors
-
-    try:
-        write_tensors(tensors, path, metadata=metadata)
-    except ModuleLoadError as exc:
-        raise UsageError(f"--out {path}: {exc}") from None
-
-
 def flatten(prefix: str, value: object, out: dict[str, torch.Tensor]) -> None:
     """Every tensor in ``value`` (a tensor, a tuple, or a tfexec value) under a dotted key."""
     if isinstance(value, torch.Tensor):

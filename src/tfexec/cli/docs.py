@@ -3,6 +3,7 @@
 import argparse
 
 from tfexec.cli.common import Subparsers, UsageError
+from tfexec.cli.outputs import DOCS_PAGE, add_force_argument, claim
 
 
 def add_docs_parser(sub: Subparsers, parent: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -15,6 +16,7 @@ def add_docs_parser(sub: Subparsers, parent: argparse.ArgumentParser) -> argpars
     p.add_argument("action", choices=("ops", "coverage", "check", "write"), help="what to do (see above)")
     p.add_argument("--root", help="the checkout (default: found from the working directory)")
     p.add_argument("-o", "--out", metavar="FILE", help="write the page here instead of stdout (ops, coverage)")
+    add_force_argument(p)
     return p
 
 
@@ -23,6 +25,8 @@ def run_docs(args: argparse.Namespace) -> int:
     from tfexec.docs._check import NoCheckout
     from tfexec.docs._cli import run_docs as docs_action
 
+    if args.out is not None:
+        claim(args.out, DOCS_PAGE, (), force=args.force)
     try:
         return docs_action(args.action, args.root, args.out)
     except NoCheckout as exc:

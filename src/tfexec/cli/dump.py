@@ -5,7 +5,8 @@ JSON index, in the dump format (docs/dump-format.md), for a comparison with anot
 import argparse
 
 from tfexec.cli.check import LOOPS_HELP
-from tfexec.cli.common import Subparsers, add_program_arguments, check_out, load_program, progress, type_check
+from tfexec.cli.common import Subparsers, add_program_arguments, load_program, progress, type_check
+from tfexec.cli.outputs import DUMP, DUMP_INDEX, add_force_argument, claim, command_inputs
 from tfexec.cli.inputs import add_input_arguments, prepare_noted
 
 DUMP_DESCRIPTION = (
@@ -24,6 +25,7 @@ def add_parser(sub: Subparsers, parent: argparse.ArgumentParser) -> argparse.Arg
     add_program_arguments(p)
     add_input_arguments(p)
     p.add_argument("--out", required=True, metavar="FILE", help="the .safetensors file to write (its index goes next to it)")
+    add_force_argument(p)
     p.add_argument("--loops", choices=("collapse", "expand"), default="collapse", help=LOOPS_HELP)
     return p
 
@@ -33,7 +35,11 @@ def run(args: argparse.Namespace) -> int:
     from tfexec.compare import write_program_dump
 
     program = load_program(args.file, args.function)
-    check_out(args.out)
+    from tfexec.compare._format import index_path
+
+    inputs = command_inputs(args)
+    claim(args.out, DUMP, inputs, force=args.force)
+    claim(index_path(args.out), DUMP_INDEX, inputs, force=args.force, flag="--out's index")
     type_check(program)
     prepared = prepare_noted(program, args)
     dims = prepared.dims_line()

@@ -29,8 +29,13 @@ def add_parser(sub: Subparsers, parent: argparse.ArgumentParser) -> argparse.Arg
 
 def run(args: argparse.Namespace) -> int:
     """Import and save; print a one-line summary."""
+    from pathlib import Path
+
+    from tfexec.cli.outputs import claim_new_directory
     from tfexec.frontends.torch._cli import ImportUsageError, run_import
 
+    model = str(args.target).rpartition(":")[0] or str(args.target)
+    claim_new_directory(args.out, (Path(model),))
     try:
         print(run_import(args.target, args.example_shape, args.out, args.name, args.seed))
     except ImportUsageError as exc:

@@ -176,6 +176,11 @@ def _read_inputs(fn: Function, path: str) -> tuple[list[object], dict[str, tuple
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 
+    from tfexec.loading.sniff import not_safetensors
+
+    wrong = not_safetensors(path)
+    if wrong is not None:
+        raise UsageError(f"--inputs {wrong}")
     try:
         tensors = load_file(path)
     except (OSError, SafetensorError) as exc:

@@ -18,13 +18,15 @@ import math
 import os
 import signal
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import torch
 
 from tfexec.cli.common import (
-    Subparsers, UsageError, add_program_arguments, check_out, flatten, load_program, show, type_check, write_out,
+    Subparsers, UsageError, add_program_arguments, flatten, load_program, show, type_check,
 )
+from tfexec.cli.outputs import TENSORS, add_force_argument, claim, command_inputs, write_tensors_out
 from tfexec.cli.inputs import add_input_arguments, prepare, with_dim_params
 from tfexec.errors import EvalError, TfexecError
 from tfexec.ir.expr import Function
@@ -51,6 +53,7 @@ def add_parser(sub: Subparsers, parent: argparse.ArgumentParser) -> argparse.Arg
     p.add_argument("--mesh", metavar="SHAPE", help="the mesh shape, as 2, 4 or 2x2 (default: the mesh the program's layouts name)")
     add_input_arguments(p)
     p.add_argument("--out", metavar="FILE", help="write the outputs to this .safetensors file (on rank 0)")
+    add_force_argument(p)
     p.add_argument("--locals", action="store_true", help="also write each participant's local values (rank<r>.output...)")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help=f"seconds of evaluation (default {DEFAULT_TIMEOUT:g})")
     return p
@@ -69,12 +72,11 @@ def run(args: argparse.Namespace) -> int:
     shape = _mesh_shape(args.mesh)
     if not args.timeout > 0:
         raise UsageError(f"--timeout must be a positive number of seconds, got {args.timeout:g}")
-    if args.out:
-        check_out(args.out)
+    out = claim(args.out, TENSORS, command_inputs(args), force=args.force) if args.out else None
     if not launched():
         job, mesh = _make_job(args, shape)
         (outcome,) = evaluate_mesh_batch([job], mesh=mesh, timeout=args.timeout)
-        _deliver(outcome.unwrap(), args.out, args.locals)
+        _deliver(outcome.unwrap(), out, args.locals)
         return 0
     # The launcher sends SIGTERM to every process once one has ended with a failure; rank 0
     # must still print the run's error and end with its own exit status, so SIGTERM is
@@ -92,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
             return 1
         raise
     if lead:
-        _deliver(result, args.out, args.locals)
+        _deliver(result, out, args.locals)
     return 0
 
 
@@ -146,7 +148,7 @@ def _mesh_for(fn: Function, shape: tuple[int, ...]) -> Mesh:
     return named[0]
 
 
-def _deliver(result: "MeshResult", out: str | None, with_locals: bool) -> None:
+def _deliver(result: "MeshResult", out: Path | None, with_locals: bool) -> None:
     """Print or write the outputs (the logical ones; each participant's too with ``--locals``)."""
     flat: dict[str, torch.Tensor] = {}
     if result.logical is not None:
@@ -160,7 +162,7 @@ def _deliver(result: "MeshResult", out: str | None, with_locals: bool) -> None:
         for rank, value in enumerate(result.locals):
             flatten(f"rank{rank}.output", value, flat)
     if out is not None:
-        write_out(flat, out)
+        write_tensors_out(flat, out)
         print(f"wrote {len(flat)} tensor(s) to {out} ({math.prod(result.mesh.shape)} participants of {result.mesh})")
         return
     for key, t in flat.items():

@@ -6,8 +6,9 @@ import argparse
 import torch
 
 from tfexec.cli.common import (
-    Subparsers, add_program_arguments, check_out, flatten, load_program, progress, show, type_check, write_out,
+    Subparsers, add_program_arguments, flatten, load_program, progress, show, type_check,
 )
+from tfexec.cli.outputs import TENSORS, add_force_argument, claim, command_inputs, write_tensors_out
 from tfexec.cli.inputs import add_input_arguments, prepare_noted
 
 
@@ -21,6 +22,7 @@ def add_parser(sub: Subparsers, parent: argparse.ArgumentParser) -> argparse.Arg
     add_program_arguments(p)
     add_input_arguments(p)
     p.add_argument("--out", metavar="FILE", help="write the outputs to this .safetensors file instead of printing them")
+    add_force_argument(p)
     return p
 
 
@@ -29,20 +31,19 @@ def run(args: argparse.Namespace) -> int:
     import tfexec
 
     program = load_program(args.file, args.function)
-    if args.out:
-        check_out(args.out)
+    out = claim(args.out, TENSORS, command_inputs(args), force=args.force) if args.out else None
     type_check(program)
     prepared = prepare_noted(program, args)
     with progress(args, f"evaluating {program.function.name}"):
-        out = tfexec.evaluate(prepared.target, *prepared.inputs, dims=prepared.body_dims)
+        result = tfexec.evaluate(prepared.target, *prepared.inputs, dims=prepared.body_dims)
     dims = prepared.dims_line()
     if dims is not None:
         print(dims)
-    if args.out:
+    if out is not None:
         flat: dict[str, torch.Tensor] = {}
-        flatten("output", out, flat)
-        write_out(flat, args.out)
+        flatten("output", result, flat)
+        write_tensors_out(flat, out)
         print(f"wrote {len(flat)} tensor(s) to {args.out}")
     else:
-        show("output", out)
+        show("output", result)
     return 0

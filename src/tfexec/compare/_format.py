@@ -79,6 +79,7 @@ def write_dump(
 ) -> Path:
     """Write ``tensors`` to ``path`` and the index (``entries``, in order) next to it; returns the index path."""
     from tfexec.loading import write_tensors
+    from tfexec.loading.atomic import replacing, write_text
 
     listed = {e.key for e in entries}
     unlisted = [k for k in tensors if k not in listed]
@@ -87,12 +88,15 @@ def write_dump(
         raise DumpError(f"{path}: the index must list exactly the tensors written; unlisted: {unlisted[:3]}, missing: {missing[:3]}")
     index = index_path(path)
     try:
-        write_tensors(tensors, path, metadata={"format": FORMAT, "version": str(VERSION), "index": index.name})
+        # Each file whole or not at all (a temporary file renamed over it): an interrupted dump
+        # never leaves a half file.
+        with replacing(path) as tmp:
+            write_tensors(tensors, tmp, metadata={"format": FORMAT, "version": str(VERSION), "index": index.name})
         document = {
             "format": FORMAT, "version": VERSION, "program": program, "tensors": Path(path).name,
             "entries": [e.as_json() for e in entries],
         }
-        index.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+        write_text(index, json.dumps(document, indent=1) + "\n")
     except TfexecError as exc:
         raise DumpError(str(exc)) from exc
     except OSError as exc:
@@ -130,8 +134,15 @@ def read_dump(path: "str | os.PathLike[str]") -> Dump:
 def _read_tensors(path: Path) -> dict[str, torch.Tensor]:
     from safetensors import SafetensorError, safe_open
 
-    if not path.is_file():
+    from tfexec.loading.sniff import not_safetensors
+
+    if path.is_dir():
+        raise DumpError(f"{path}: is a directory; a dump is a .safetensors file (or its .index.json)")
+    if not path.is_file() and not path.exists():
         raise DumpError(f"{path}: cannot read dump: no such file")
+    wrong = not_safetensors(path)
+    if wrong is not None:
+        raise DumpError(f"cannot read dump: {wrong}")
     try:
         with safe_open(str(path), framework="pt") as f:
             return {k: f.get_tensor(k) for k in f.keys()}

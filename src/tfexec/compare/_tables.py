@@ -26,6 +26,7 @@ from tfexec.errors import TfexecError
 from tfexec.ir.dtypes import DType
 from tfexec.ir.expr import Function
 from tfexec.loading import LoadedModule
+from tfexec.wording import a
 
 Program: TypeAlias = "Function | LoadedModule"
 TableFn: TypeAlias = Callable[[Function | LoadedModule, tuple[object, ...]], Mapping[str, object]]
@@ -148,7 +149,7 @@ def flatten_value(key: str, value: object, out: dict[str, torch.Tensor]) -> None
         for i, field in enumerate(value):
             flatten_value(f"{key}.{i}", field, out)
     else:
-        raise CompareError(f"table entry {key!r} is a {type(value).__name__}, not a tensor or a tuple of tensors")
+        raise CompareError(f"table entry {key!r} is {a(type(value).__name__)}, not a tensor or a tuple of tensors")
 
 
 @public

@@ -2,7 +2,6 @@
 ``tfexec ops`` subcommands (``tfexec.cli`` calls ``run_docs`` and ``run_ops``)."""
 
 import argparse
-import difflib
 import sys
 import time
 from collections.abc import Sequence
@@ -13,6 +12,7 @@ from tfexec.docs._coverage import CoverageError, coverage, render_coverage
 from tfexec.docs._opref import DocsError, find_op, op_reference, render_entry, render_index, render_ops
 from tfexec.docs._textform import STATEMENT_FORMS, TextFormError, statement_form
 from tfexec.ir.ops.catalogue import OPS_BY_NAME
+from tfexec.wording import did_you_mean
 
 ACTIONS = ("ops", "coverage", "check", "write")
 
@@ -25,7 +25,9 @@ def _emit(text: str, out: str | None) -> None:
     if out is None:
         sys.stdout.write(text)
     else:
-        Path(out).write_text(text, encoding="utf-8")
+        from tfexec.loading.atomic import write_text
+
+        write_text(out, text)
         print(f"wrote {out}")
 
 
@@ -76,8 +78,8 @@ def run_ops(name: str | None) -> int:
         return 0
     cls = find_op(name)
     if cls is None:
-        close = difflib.get_close_matches(name, sorted(OPS_BY_NAME) + sorted(STATEMENT_FORMS), n=4, cutoff=0.5)
-        hint = f"; did you mean {', '.join(close)}?" if close else "; `tfexec ops` lists them"
+        hint = did_you_mean(name, sorted(OPS_BY_NAME) + sorted(STATEMENT_FORMS), n=4, cutoff=0.5, sep=", ")
+        hint = hint or "; `tfexec ops` lists them"
         raise UnknownOp(f"no op named {name!r}{hint}")
     try:
         sys.stdout.write(render_entry(op_reference(cls), heading="#"))

@@ -13,6 +13,7 @@ from pathlib import Path
 from tfexec.explain.page import build_page
 from tfexec.ir.expr import Function
 from tfexec.loading import LoadedModule
+from tfexec.loading.atomic import write_text
 
 
 class ExplainUsageError(Exception):
@@ -52,7 +53,7 @@ def run_explain(args: argparse.Namespace, target: "Function | LoadedModule", fun
         if path.is_dir():
             raise ExplainUsageError(f"{path} is a directory; give the HTML file to write, e.g. {path / 'page.html'}")
         try:
-            path.write_text(page, encoding="utf-8")
+            write_text(path, page)  # whole or not at all: a temporary file renamed over it
         except OSError as exc:
             raise ExplainUsageError(f"{path}: cannot write the page: {exc.strerror or exc}") from None
         report = sys.stdout

@@ -61,7 +61,8 @@ def page_model(target: "Function | LoadedModule", inputs: tuple[object, ...], ti
     lines = outline(runs.graph)
     values = _Values(runs)
     data["source"] = _source_json(source, lines)
-    data["rows"] = [_row_json(r, source) for r in lines.rows]
+    names = slot_names(lines.rows)
+    data["rows"] = [_row_json(r, names) for r in lines.rows]
     data["loops"] = {str(i): {"rows": list(lp.rows), "index": lp.index, "carries": list(lp.carries),
                               "outputs": list(lp.outputs), "extent": lp.extent} for i, lp in lines.loops.items()}
     data["outputs"] = list(lines.outputs)
@@ -144,7 +145,7 @@ def _verdict(lines: Outline, runs: Runs, values: _Values) -> Json:
     errors = _errors(runs)
     if errors:
         row, iters = _failing_row(lines, runs, values)
-        where = f" at {_row_name(row)}" if row is not None else ""
+        where = f" at {_row_name(row, lines)}" if row is not None else ""
         both = runs.direct_error is not None and runs.lowered_error is not None
         if both and str(runs.direct_error) == str(runs.lowered_error):
             text = f"the program fails{where}: both routes raise the same error"
@@ -162,7 +163,7 @@ def _verdict(lines: Outline, runs: Runs, values: _Values) -> Json:
         for key, iters in values.concrete(row.value_key, row.loops):
             diff = values.diffs.get(key)
             if diff is not None:
-                at = _row_name(row) if key == (row.key or row.value_key) else f"{_row_name(row)}, {key}"
+                at = _row_name(row, lines) if key == (row.key or row.value_key) else f"{_row_name(row, lines)}, {key}"
                 return {"status": "differ", "row": row.index, "iterations": iters, "errors": [],
                         "text": f"the routes differ at {at}: {diff['reason']}"}
     compared = sum(1 for r in values.records.values() if r.get("eq"))
@@ -208,36 +209,53 @@ def _last_instance(row: Row, values: _Values) -> tuple[str | None, dict[int, int
     return key + parts[-1], iters
 
 
-def _row_name(row: Row) -> str:
+def _row_name(row: Row, lines: Outline) -> str:
+    """``slot %3.4 (f/acc[*]/pa)``: the slot as the page names it (a body's after its loop)."""
     key = row.key or row.value_key
-    return f"slot {row.slot} ({key})" if key else f"slot {row.slot} ({row.label})"
+    name = slot_names(lines.rows)[row.index]
+    return f"slot {name} ({key})" if key else f"slot {name} ({row.label})"
 
 
 def _error_text(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
 
-def _op_text(row: Row) -> str:
-    """The snoc list's op column: the call form over slots (``mul(%10, 0.25)``)."""
+def slot_names(rows: Sequence[Row]) -> list[str]:
+    """Each row's slot as the page names it: ``%3`` at the top, ``%5.2`` for slot 2 of the body
+    of the loop at ``%5`` (``%5.3.1`` one loop deeper), since every body numbers its slots from 0."""
+    names: list[str] = []
+    for row in rows:
+        names.append(f"%{row.slot}" if row.body == TOP else f"{names[row.body]}.{row.slot}")
+    return names
+
+
+def _read_name(row: Row, position: int, names: Sequence[str]) -> str:
+    read = row.reads[position]
+    return names[row.read_rows[position]] + "".join(f"[{i}]" for i in read.path)
+
+
+def _op_text(row: Row, names: Sequence[str]) -> str:
+    """The snoc list's op column: the call form over slots (``mul(%10, 0.25)``, ``add(%5.3, %5.1)``)."""
     if row.kind in ("input", "frontier", "index", "carry", "weight", "error"):
         return row.op
     if row.kind == "constant":
         return f"constant {row.literal}" if row.literal is not None else f"constant {row.type}"
     if row.kind == "loop" and row.node is not None and isinstance(row.node.what, RunLoop):
         n = row.node.what.n_front
-        front = " ".join(str(r) for r in row.reads[:n]) or "nothing"
-        starts = " ".join(str(r) for r in row.reads[n:])
+        front = " ".join(_read_name(row, p, names) for p in range(n)) or "nothing"
+        starts = " ".join(_read_name(row, p, names) for p in range(n, len(row.reads)))
         return f"grid({row.node.what.region.extent}) over {front}" + (f"; carries start as {starts}" if starts else "")
-    return row.call_form(lambda p: str(row.reads[p]))
+    return row.call_form(lambda p: _read_name(row, p, names))
 
 
-def _row_json(row: Row, source: PrintedSource) -> Json:
+def _row_json(row: Row, names: Sequence[str]) -> Json:
+    scope = "%" if row.body == TOP else names[row.body] + "."
     out: Json = {
-        "i": row.index, "body": row.body, "slot": row.slot, "kind": row.kind, "name": row.name, "label": row.label,
-        "op": _op_text(row),
-        "reads": [[r.slot, str(r), target] for r, target in zip(row.reads, row.read_rows)],
-        "type": row.type, "frees": list(row.frees), "key": row.key, "vkey": row.value_key, "where": row.where,
-        "loops": list(row.loops),
+        "i": row.index, "body": row.body, "slot": row.slot, "sn": names[row.index], "kind": row.kind, "name": row.name,
+        "label": row.label, "op": _op_text(row, names),
+        "reads": [[r.slot, _read_name(row, p, names), target] for p, (r, target) in enumerate(zip(row.reads, row.read_rows))],
+        "type": row.type, "frees": [f"{scope}{s}" for s in row.frees], "key": row.key, "vkey": row.value_key,
+        "where": row.where, "loops": list(row.loops),
     }
     if row.declared != row.type:
         out["declared"] = row.declared

@@ -144,7 +144,7 @@ class Outline:
     def producer(self, row: Row, position: int) -> tuple[Row, tuple[int, ...], str]:
         """Where read ``position`` of ``row`` comes from, seen through call boundaries: the
         producing row, the tuple field path still to take in its value, and the callee
-        parameter names it passed through (``"t"``; "" when none)."""
+        parameter names it passed through (``"t"``, ``"t → t"`` through two calls; "" when none)."""
         index, path, names = through_calls(self.rows, self.slots, row, row.reads[position])
         return self.rows[index], path, names
 
@@ -166,7 +166,7 @@ def through_calls(
             break
         inner = current.reads[shape]
         current, path = rows[slots[(current.body, inner.slot)]], inner.path + path
-    return current.index, path, "/".join(n for n in reversed(names) if n)
+    return current.index, path, " \u2192 ".join(n for n in reversed(names) if n)  # "t \u2192 t": passed on twice
 
 
 def outline(graph: ForwardGraph) -> Outline:

@@ -13,7 +13,14 @@
   rows.forEach(function (r) { r.reads.forEach(function (rd) { readers[rd[2]].push(r.i); }); });
 
   var h = TfexecDraw.h, fmt = TfexecDraw.fmt, drawValue = TfexecDraw.drawValue;
-  function slotName(r) { return "%" + r.slot; }
+  /* %3 at the top; %5.2 is slot 2 of the body of the loop at %5 (each body numbers its slots from 0). */
+  function slotName(r) { return r.sn || "%" + r.slot; }
+  /* Whether the sliders show the iteration where the program failed (a loop that failed at
+     iteration 2 computed iterations 0 and 1: they are not "failed here"). */
+  function atFailure(r) {
+    if (verdict.row !== r.i || !verdict.errors.length) return false;
+    return r.loops.every(function (L) { var want = verdict.iterations[L]; return want === undefined || iterOf(L) === want; });
+  }
   function rowTitle(r) { return slotName(r) + " " + (r.key || r.label); }
   function slotLink(target, text) {
     var a = h("a", {cls: "slot", href: "#", "data-row": target, text: text, title: rowTitle(rows[target])});
@@ -59,7 +66,7 @@
   }
   function recordOf(r) { var where = resolve(r); return where.key !== undefined ? values[where.key] : undefined; }
   function routeMark(r) {
-    if (verdict.row === r.i && verdict.errors.length) return ["!", "ok-err", "failed here"];
+    if (atFailure(r)) return ["!", "ok-err", "failed here"];
     var rec = recordOf(r);
     if (r.kind === "index") return ["\u00b7", "", "the loop index"];
     if (!rec) return ["\u00b7", "", "no value recorded"];
@@ -164,7 +171,7 @@
       r.reads.forEach(function (rd, k) { if (k) reads.appendChild(document.createTextNode(" ")); reads.appendChild(slotLink(rd[2], rd[1])); });
       if (!r.reads.length) reads.textContent = "-";
       var type = h("td", {cls: "c-type", text: r.type, title: r.declared ? r.type + " (declared " + r.declared + " in its callee's dims)" : r.type});
-      var frees = h("td", {cls: "c-frees", text: r.frees.map(function (s) { return "%" + s; }).join(" ") || "-", title: r.frees.length ? "released after this slot: " + r.frees.map(function (s) { return "%" + s; }).join(" ") : "frees nothing"});
+      var frees = h("td", {cls: "c-frees", text: r.frees.join(" ") || "-", title: r.frees.length ? "released after this slot: " + r.frees.join(" ") : "frees nothing"});
       var tr = h("tr", {cls: "row " + r.kind + (r.loops.length ? " inbody" : ""), id: "row-" + r.i, "data-row": r.i, "aria-selected": "false"},
         [mark, ok, h("td", {cls: "c-slot", text: slotName(r)}), keyCell(r), opCell(r), reads, type, frees]);
       tr.style.setProperty("--depth", r.loops.length);
@@ -182,7 +189,7 @@
     var out = h("output", {"for": "iter-" + L});
     slider.addEventListener("input", function () { setIteration(L, Number(slider.value)); });
     sliders[L] = {input: slider, output: out, toggle: toggle};
-    var td = h("td", {colspan: "8"}, [toggle, "body of " + slotName(r) + " grid(" + loops[L].extent + "), run once per iteration; its slots are numbered from 0",
+    var td = h("td", {colspan: "8"}, [toggle, "body of " + slotName(r) + " grid(" + loops[L].extent + "), run once per iteration; its slots are " + slotName(r) + ".0, " + slotName(r) + ".1, \u2026",
       h("span", {cls: "iter"}, ["iteration", slider, out])]);
     var tr = h("tr", {cls: "bodyhead", "data-loop": L}, [td]);
     tr.style.setProperty("--depth", r.loops.length);
@@ -366,13 +373,13 @@
     facts.appendChild(readsDiv);
     facts.appendChild(h("div", {text: "type " + r.type + (r.declared ? " (declared " + r.declared + " in the callee's dims)" : "")}));
     body.appendChild(facts);
-    if (verdict.row === r.i) verdict.errors.forEach(function (e) { body.appendChild(h("div", {cls: "verdict-line err", text: "failed here \u2014 " + e.route + ": " + e.text})); });
+    if (atFailure(r)) verdict.errors.forEach(function (e) { body.appendChild(h("div", {cls: "verdict-line err", text: "failed here \u2014 " + e.route + ": " + e.text})); });
     if (where.index !== undefined) {
       body.appendChild(h("div", {cls: "scalar", id: "value-scalar", text: "index = " + where.index}));
       return;
     }
     var rec = where.key !== undefined ? values[where.key] : undefined;
-    if (!rec && verdict.row === r.i && verdict.errors.length) return;  /* it raised: the error above is its value */
+    if (!rec && atFailure(r)) return;  /* it raised: the error above is its value */
     if (!rec) {
       var never = r.loops.some(function (L) { return countOf(L) === 0; });
       var why = never ? "the loop ran 0 times, so its body computed nothing" : where.key === undefined ? "this slot has no node key, so neither table records it per iteration" :

@@ -56,7 +56,41 @@ def run_both(target: "Function | LoadedModule", inputs: tuple[object, ...]) -> R
         runs.context = graph.eval(*inputs)
     except TfexecError as exc:
         runs.lowered_error = exc
+        runs.lowered, runs.context = _computed_before_failure(graph, inputs)
     return runs
+
+
+def _computed_before_failure(graph: ForwardGraph, inputs: tuple[object, ...]) -> tuple[dict[str, object], list[object]]:
+    """The lowered route run again up to its failure: the values of the slots it filled (a
+    snoc list fills them in order) and of the loop iterations it finished, by node key, and
+    the filled part of the context. The page shows them as computed, not as "raised before"."""
+    from tfexec.forward.run import read
+    from tfexec.semantics.values import observed
+
+    trace: dict[str, object] = {}
+    try:
+        values, run = graph._start(inputs, graph.check, trace, None)
+    except TfexecError:
+        return {}, []
+    try:
+        graph.body.execute(run, values, free=False, check=graph.check == "full")
+    except TfexecError:
+        pass  # the same failure as before: what was filled until then is what the page keeps
+    table: dict[str, object] = {}
+    for key, ref in graph.body.keyed:
+        for k in [k for k in trace if k.startswith(key + "[")]:
+            table[k] = trace.pop(k)
+        if _filled(ref, len(values)):
+            table[key] = observed(read(ref, values), run.device)
+    table.update(trace)
+    return table, [observed(v, run.device) for v in values]
+
+
+def _filled(ref: object, n: int) -> bool:
+    """Whether every slot ``ref`` reads is among the first ``n`` (a tuple ref: each of its parts)."""
+    if isinstance(ref, tuple):
+        return all(_filled(r, n) for r in ref)
+    return int(getattr(ref, "slot", n)) < n
 
 
 __all__ = ["Runs", "run_both"]

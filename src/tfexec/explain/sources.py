@@ -11,6 +11,7 @@ line up (a program the printer cannot round-trip) simply has no spans; the page 
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from tfexec.errors import TfexecError
 from tfexec.ir.expr import Call, ConstTensor, Expr, Function, GridRegionExpr, Var
@@ -42,12 +43,17 @@ class PrintedSource:
 
 
 def printed_source(target: "Function | LoadedModule") -> PrintedSource:
-    """The text form of ``target``'s program and the span of each of its nodes in it."""
+    """The program's text and the span of each of its nodes in it: the file it was read from,
+    as written (so a location ``tiled_matmul.tf.py:6:12`` is line 6 of the pane), when every
+    node's recorded text is still where its span says; else the printed text form."""
     if isinstance(target, LoadedModule):
         program: IRModule | Function = target.module
         entry = target.entry
     else:
         program, entry = target, target
+    own = _file_source(entry) if entry is not None else None
+    if own is not None:
+        return own
     try:
         text = print_ir(program)
     except (TfexecError, ValueError, TypeError) as exc:
@@ -116,6 +122,51 @@ class _Pairing:
             return TextSpan(span.line, col, len(span.binding))
         word = _WORD.match(line, col)
         return TextSpan(span.line, col, len(word.group()) if word else 1)
+
+
+class _InFile(_Pairing):
+    """Spans of a program's nodes in the file its spans name: each node paired with itself.
+    ``stale`` counts nodes of that file whose recorded text is not at their span (the file
+    changed since it was read), and ``elsewhere`` nodes whose span names another file."""
+
+    def __init__(self, text: str, file: str) -> None:
+        super().__init__(text)
+        self.file = file
+        self.stale = 0
+        self.elsewhere = 0
+
+    def span_of(self, node: Expr) -> TextSpan | None:
+        span = node.span
+        if span is None:
+            return None
+        if span.file != self.file:
+            self.elsewhere += 1
+            return None
+        found = super().span_of(node)
+        line = self.lines[span.line - 1] if 1 <= span.line <= len(self.lines) else None
+        texts = [t for t in (span.op, span.binding) if t]
+        if isinstance(node, Var) and " in " in span.op:  # a loop index or carry: its name is what is written there
+            texts = [span.op.split(" in ")[0]]
+        if found is None or line is None or (texts and not any(line.startswith(t, span.column - 1) for t in texts)):
+            self.stale += 1
+        return found
+
+
+def _file_source(entry: Function) -> PrintedSource | None:
+    """The file ``entry`` was parsed from, with every node's span in it; None when there is no
+    such file, it cannot be read, or some node's text is no longer where its span says."""
+    if entry.span is None or entry.span.file.startswith("<"):
+        return None
+    path = Path(entry.span.file)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    pairing = _InFile(text, entry.span.file)
+    pairing.function(entry, entry)
+    if pairing.stale or pairing.elsewhere or pairing.unpaired or not pairing.spans:
+        return None
+    return PrintedSource(text, pairing.spans, None)
 
 
 def _alike(a: Expr, b: Expr) -> bool:

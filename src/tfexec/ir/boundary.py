@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from tfexec.ir.dims import DimExpr, DimVar, ShapeDim, dim_expr
 from tfexec.ir.types import TensorType, TupleType, Type
+from tfexec.wording import a as with_article
 
 
 def substitute_dim(dim: ShapeDim, bindings: dict[str, ShapeDim]) -> ShapeDim:
@@ -79,7 +80,7 @@ def _mismatch(param: Type, arg: Type, bindings: dict[str, ShapeDim], where: str)
         if not (isinstance(param, TupleType) and isinstance(arg, TupleType)):
             return f"{where}expected {param}, found {arg}"
         if len(param.fields) != len(arg.fields):
-            return f"{where}expected a {len(param.fields)}-tuple {param}, found {arg}"
+            return f"{where}expected {with_article(f'{len(param.fields)}-tuple')} {param}, found {arg}"
         for i, (p_field, a_field) in enumerate(zip(param.fields, arg.fields)):
             why = _mismatch(p_field, a_field, bindings, f"{where}field {i}: ")
             if why is not None:

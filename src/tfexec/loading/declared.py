@@ -7,6 +7,7 @@ from tfexec.errors import ModuleLoadError
 from tfexec.ir.dims import DimExpr, DimVar, ShapeDim, resolve_dim
 from tfexec.ir.dtypes import DType
 from tfexec.ir.types import TensorType
+from tfexec.wording import a
 
 # -- shapes and types ---------------------------------------------------------------------
 
@@ -50,7 +51,7 @@ def spell_tensor(data: torch.Tensor) -> str:
 def check_declared(name: str, t: TensorType, data: object, where: str, dims: dict[str, int]) -> torch.Tensor:
     """``data`` as constant ``name`` of type ``t``, or a ``ModuleLoadError`` naming declared vs found."""
     if not isinstance(data, torch.Tensor):
-        raise ModuleLoadError(f"constant {name}: declared {t}, but {where} holds a {type(data).__name__}, not a tensor")
+        raise ModuleLoadError(f"constant {name}: declared {t}, but {where} holds {a(type(data).__name__)}, not a tensor")
     if data.dtype != t.dtype.torch or not shape_matches(t.shape, tuple(data.shape), dims):
         raise ModuleLoadError(f"constant {name}: declared {t}, found {spell_tensor(data)} in {where}")
     return data

@@ -25,6 +25,7 @@ from tfexec.errors import ModuleLoadError
 from tfexec.ir.dtypes import DType
 from tfexec.loading.blocks import Bounds
 from tfexec.loading.declared import spell
+from tfexec.wording import a
 
 
 # safetensors dtype codes: those with an HIR dtype, and the byte width of every code we know.
@@ -254,7 +255,7 @@ def _parse_header(raw: bytes, label: str, data_start: int, size: int) -> dict[st
     except ValueError as exc:  # UnicodeDecodeError, JSONDecodeError, a duplicate key
         raise ModuleLoadError(f"{label}: not a safetensors file: its header is not JSON ({exc})") from exc
     if not isinstance(header, dict):
-        raise ModuleLoadError(f"{label}: not a safetensors file: its header is a {type(header).__name__}, not an object")
+        raise ModuleLoadError(f"{label}: not a safetensors file: its header is {a(type(header).__name__)}, not an object")
     entries: dict[str, TensorEntry] = {}
     for name, info in header.items():
         if name == "__metadata__":

@@ -30,6 +30,7 @@ from tfexec.ir.ops.base import Op
 from tfexec.ir.span import Span
 from tfexec.ir.types import Layout, Mesh, Replicate, ShardLayout, Split, TensorType, TupleType
 from tfexec.mesh._internals import eval_registry
+from tfexec.wording import a
 
 Json: TypeAlias = Union[None, bool, int, float, str, list["Json"], dict[str, "Json"]]
 Item: TypeAlias = Union[Expr, Function]
@@ -197,7 +198,7 @@ class _Encoder:
             return {"split": v.tensor_axis}
         if isinstance(v, Replicate):
             return {"replicate": None}
-        raise WireError(f"a {type(v).__name__} ({_short(v)}) is not plain data that can be sent to the mesh participants")
+        raise WireError(f"{a(type(v).__name__)} ({_short(v)}) is not plain data that can be sent to the mesh participants")
 
 
 def _short(value: object) -> str:

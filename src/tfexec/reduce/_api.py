@@ -68,14 +68,18 @@ class Reduced:
 
 def write_candidate(candidate: Candidate, directory: Path) -> tuple[Path, Path]:
     """Write a candidate's text and inputs (named after its parameters) into ``directory``;
-    the inputs file's metadata says what each stands for (``origin.NAME``)."""
+    the inputs file's metadata says what each stands for (``origin.NAME``); each file is written whole
+    (a temporary file renamed over it)."""
     from tfexec.loading import write_tensors
+    from tfexec.loading.atomic import replacing, write_text
+    from tfexec.loading.sniff import OUTPUT_KEY
 
     directory.mkdir(parents=True, exist_ok=True)
     program, inputs = directory / PROGRAM_FILE, directory / INPUTS_FILE
-    program.write_text(candidate.text, encoding="utf-8")
+    write_text(program, candidate.text)
     origins = {f"origin.{name}": origin for name, origin in zip(candidate.names, candidate.origins)}
-    write_tensors(dict(zip(candidate.names, candidate.inputs)), inputs, metadata=origins)
+    with replacing(inputs) as tmp:  # the marker lets a later reduce --out recognise its own file
+        write_tensors(dict(zip(candidate.names, candidate.inputs)), tmp, metadata={OUTPUT_KEY: "reduce"} | origins)
     return program, inputs
 
 
@@ -86,7 +90,12 @@ def load_repro(directory: "str | os.PathLike[str]") -> tuple[Function, tuple[tor
 
     from tfexec.text import parse
 
+    from tfexec.loading.sniff import not_safetensors
+
     path = Path(directory)
+    wrong = not_safetensors(path / INPUTS_FILE) if (path / INPUTS_FILE).exists() else None
+    if wrong is not None:
+        raise ReductionError(f"{path}: not a written reduction: {wrong}")
     try:
         text = (path / PROGRAM_FILE).read_text(encoding="utf-8")
         tensors = load_file(str(path / INPUTS_FILE))

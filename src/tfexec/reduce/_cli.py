@@ -73,10 +73,11 @@ def run_reduce(args: argparse.Namespace, target: "Function | LoadedModule", func
             except ReductionError:
                 if len(outcomes) == 1:
                     first = outcomes[0]
-                    print(_tail(first.output), end="", file=sys.stderr)
+                    tail = _tail(first.output)
+                    print(tail, end="", file=sys.stderr)
+                    said = "its output ends above" if tail else "it printed nothing"
                     raise ReductionError(
-                        f"the check does not fail on the original program ({first.why}): nothing to reduce; "
-                        f"its output ends above"
+                        f"the check does not fail on the original program ({first.why}): nothing to reduce; {said}"
                     ) from None
                 raise
     program, values = reduced.write(out)

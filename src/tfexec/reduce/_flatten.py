@@ -30,6 +30,7 @@ from tfexec.ir.walk import dim_names, text_nodes
 from tfexec.loading import LoadedModule
 from tfexec.reduce._dims import DimBindings, call_bindings, node_needs, renamed, renamed_op
 from tfexec.visitor import ExprMutator
+from tfexec.wording import a
 
 
 class ReductionError(TfexecError):
@@ -113,7 +114,7 @@ def _leaf_params(
         """The parameter(s) for one input: ``own`` (the original tensor parameter) or fresh ones."""
         if isinstance(t, TupleType):
             if not isinstance(value, tuple) or len(value) != len(t.fields):
-                raise ReductionError(f"{describe_expr(fn)}: input {what} must be a {len(t.fields)}-tuple, got {type(value).__name__}")
+                raise ReductionError(f"{describe_expr(fn)}: input {what} must be {a(f'{len(t.fields)}-tuple')}, got {type(value).__name__}")
             fields = [leaves(f"{name}_{i}", ft, v, f"{what} field {i}") for i, (ft, v) in enumerate(zip(t.fields, value))]
             return Tuple(tuple(fields))
         if isinstance(value, (bool, int, float)):

@@ -14,6 +14,7 @@ from tfexec.ir.dims import DimError, DimExpr, DimVar, ShapeDim, resolve_dim
 from tfexec.ir.expr import Call, Function, Var
 from tfexec.ir.types import TensorType, TupleType, Type
 from tfexec.semantics.values import TensorValue, TupleValue, Value, type_of_value
+from tfexec.wording import a
 
 
 def _param_label(fn: Function, index: int, param: Var) -> str:
@@ -61,7 +62,7 @@ def _bind_value(
 ) -> Value:
     if isinstance(t, TupleType):
         if not isinstance(value, (tuple, list)) or len(value) != len(t.fields):
-            raise EvalError(f"{label}: expected a {len(t.fields)}-tuple for {t}, found {type(value).__name__}")
+            raise EvalError(f"{label}: expected {a(f'{len(t.fields)}-tuple')} for {t}, found {type(value).__name__}")
         return TupleValue(
             tuple(_bind_value(v, f, device, f"{label} field {i}", dims, first) for i, (v, f) in enumerate(zip(value, t.fields)))
         )

@@ -13,6 +13,7 @@ from tfexec.ir.types import TensorType
 from tfexec.loading import LoadedModule
 from tfexec.semantics.context import EvaluateContext
 from tfexec.semantics.values import IndexValue, LazyTensorValue, TensorValue, host_indices, index_tensor as index_tensor
+from tfexec.wording import a
 
 
 def materialize_constant(node: Constant, device: str | None) -> TensorValue:
@@ -31,7 +32,7 @@ def materialize_constant(node: Constant, device: str | None) -> TensorValue:
     except TfexecError as exc:
         raise EvalError(f"{describe_expr(node)}: {exc}") from None
     except (RuntimeError, TypeError, ValueError, OverflowError) as exc:
-        raise EvalError(f"{describe_expr(node)}: cannot make {node.value!r} a {t}: {exc}") from exc
+        raise EvalError(f"{describe_expr(node)}: cannot make {node.value!r} {a(t)}: {exc}") from exc
     return TensorValue(data, t)  # its shape is the type's (checked above, or rank 0)
 
 

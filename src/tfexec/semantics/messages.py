@@ -11,6 +11,7 @@ from tfexec.ir.describe import describe_expr
 from tfexec.ir.expr import Call, Expr, Function, GridRegionExpr, TupleGetItem, Var, is_expr
 from tfexec.ir.graph import NESTING_REFUSED
 from tfexec.ir.ops.base import Op
+from tfexec.wording import a
 
 
 
@@ -27,7 +28,7 @@ def projection_of_tensor(node: TupleGetItem) -> EvalError:
 
 
 def projection_out_of_range(node: TupleGetItem, size: int) -> EvalError:
-    return EvalError(f"{describe_expr(node)}: index {node.index} is out of range for a {size}-tuple")
+    return EvalError(f"{describe_expr(node)}: index {node.index} is out of range for {a(f'{size}-tuple')}")
 
 
 def recursive_call(call: Call, callee: Function) -> EvalError:

@@ -7,7 +7,6 @@ body), the module it reads through ``ModuleScope`` (constants, children, functio
 """
 
 import ast
-import difflib
 from typing import Protocol
 
 import torch
@@ -20,6 +19,7 @@ from tfexec.ir.ops.catalogue import OPS_BY_NAME
 from tfexec.ir.types import TensorType
 from tfexec.text import grammar as g
 from tfexec.text.source import Source
+from tfexec.wording import a, did_you_mean
 
 _MAX_DEPTH = 100
 _PLAIN_OPS: dict[type[Op], Op] = {}
@@ -278,7 +278,7 @@ class ExpressionParser:
         except ParseError:
             raise
         except (RuntimeError, TypeError, ValueError, OverflowError) as exc:
-            raise src.error(node.args[0], f"cannot make a {dtype} tensor of this data: {exc}") from None
+            raise src.error(node.args[0], f"cannot make {a(dtype)} tensor of this data: {exc}") from None
         return Constant(tensor, declared or TensorType(tuple(tensor.shape), dtype), weak, span=span)
 
     def inline_const(self, node: ast.Call, binding: str | None) -> Expr:
@@ -294,8 +294,7 @@ class ExpressionParser:
 
 
 def _suggest(name: str, candidates: list[str]) -> str:
-    close = difflib.get_close_matches(name, sorted(set(candidates)), n=3, cutoff=0.6)
-    return f"; did you mean {' or '.join(close)}?" if close else ""
+    return did_you_mean(name, candidates)
 
 
 def _expression_message(node: ast.expr) -> str:

@@ -23,6 +23,9 @@ Main definitions
   PyTorch's own value of the FX node it came from (``docs/against-torch.md``);
   ``check_imported_against_torch`` does it for a module imported already.
 * ``SUPPORTED_OPS`` — the ATen overloads with a translation rule.
+* ``jaxtyping_annotations`` / ``jaxtyping_types`` — an imported program's types spelled as
+  jaxtyping annotations; ``forward``'s own jaxtyping annotations name the import's dims
+  (``AnnotationError`` when they cannot be read or the examples contradict them).
 
 Implementation notes
 --------------------
@@ -64,6 +67,15 @@ from tfexec.frontends.torch._api import (
 from tfexec.frontends.torch._api import (
     import_program as import_program,
 )
+from tfexec.frontends.torch._jaxtyping import (
+    AnnotationError as AnnotationError,
+)
+from tfexec.frontends.torch._jaxtyping import (
+    jaxtyping_annotations as jaxtyping_annotations,
+)
+from tfexec.frontends.torch._jaxtyping import (
+    jaxtyping_types as jaxtyping_types,
+)
 from tfexec.frontends.torch._registry import RULES as _RULES
 from tfexec.frontends.torch._report import TorchImportError as TorchImportError
 
@@ -73,4 +85,5 @@ SUPPORTED_OPS: frozenset[str] = frozenset(str(op) for op in _RULES)
 __all__ = [
     "SUPPORTED_OPS", "DynamicShapes", "ImportedModule", "TorchCheckError", "TorchCheckReport", "TorchImportError", "TorchProgram",
     "check_against_torch", "check_imported_against_torch", "import_module", "import_program",
+    "AnnotationError", "jaxtyping_annotations", "jaxtyping_types",
 ]

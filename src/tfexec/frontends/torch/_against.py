@@ -23,6 +23,7 @@ from tfexec.frontends.torch._api import DynamicShapes, ImportedModule, Program, 
 from tfexec.frontends.torch._pairing import Paired, Pairing, Unpaired, pair, target_name
 from tfexec.frontends.torch._provenance import node_span
 from tfexec.ir.dtypes import DType
+from tfexec.wording import a
 
 
 class TorchCheckError(TfexecError):
@@ -81,7 +82,7 @@ def check_imported_against_torch(
     for p in pairing.paired:
         value = theirs.get(p.fx)
         if not isinstance(value, torch.Tensor):
-            extra.append(Unpaired("fx", p.fx, p.target, p.location, f"PyTorch's value is a {type(value).__name__}, not a tensor"))
+            extra.append(Unpaired("fx", p.fx, p.target, p.location, f"PyTorch's value is {a(type(value).__name__)}, not a tensor"))
             continue
         paired.append(p)
         expected[p.key] = value.detach()
@@ -159,7 +160,7 @@ def torch_values(exported: torch.export.ExportedProgram, inputs: Sequence[torch.
             found = exported.state_dict.get(spec.target)
             args.append(found if found is not None else exported.constants[spec.target])
         else:
-            raise TorchCheckError(f"the exported program has a {kind} input, which cannot be fed (only tensors and weights)")
+            raise TorchCheckError(f"the exported program has {a(kind)} input, which cannot be fed (only tensors and weights)")
     recorder = _Recorder(exported.graph_module)
     with torch.no_grad():
         recorder.run(*args)

@@ -29,6 +29,9 @@ from tfexec.frontends.torch._translate import GraphTranslator
 from tfexec.ir.expr import Expr
 from tfexec.ir.module import IRModule
 from tfexec.loading import LoadedModule, save_module
+from tfexec.frontends.torch._jaxtyping import annotated_shapes, without_specialised
+from tfexec.frontends.torch._export_noise import data_dependent_branch, held_stderr
+from tfexec.wording import a
 
 DynamicShapes: TypeAlias = Mapping[str, object] | Sequence[object] | None
 """``torch.export``'s ``dynamic_shapes``: per input, ``None``, ``{axis: Dim}`` or ``[Dim | None, …]``,
@@ -140,6 +143,8 @@ def import_program(
         raise TorchImportError(f"the function name {name!r} is not an identifier")
     fixed = _keyword_arguments(kwargs)
     inputs = _inputs(example_inputs, _forward_names(module_or_fn))
+    if dynamic_shapes is None:  # forward's jaxtyping annotations name the dynamic axes (_jaxtyping)
+        dynamic_shapes = annotated_shapes(module_or_fn, inputs)
     module, arg_names, param_names, spec = _as_module(module_or_fn, len(inputs), dynamic_shapes, fixed)
     prefix = _Bound.PREFIX if isinstance(module, _Bound) else ""
     exported = _export(module, inputs, spec)
@@ -230,9 +235,12 @@ def _export(module: torch.nn.Module, inputs: tuple[torch.Tensor, ...], spec: Any
         warnings.simplefilter("ignore", FutureWarning)
         warnings.simplefilter("ignore", DeprecationWarning)
         try:
-            with whole_stacks():
+            with whole_stacks(), held_stderr():  # torch prints the partial FX graph when it fails
                 return torch.export.export(module, inputs, dynamic_shapes=spec, strict=False)
         except Exception as exc:  # torch.export raises many kinds; each is a refusal of the program
+            refined = without_specialised(exc, spec)  # an annotated dim the model fixes: static, once more
+            if refined is not None:
+                return _export(module, inputs, refined)
             raise TorchImportError(_export_failure(exc)) from exc
 
 
@@ -242,13 +250,16 @@ _NOT_A_TENSOR = re.compile(r"Found <class '(?P<cls>[\w.]+)'> in output, which is
 def _export_failure(exc: BaseException) -> str:
     """What to tell a user whose program torch.export refused: for an output that is not a
     tensor (a cache object), what to pass instead."""
+    branch = data_dependent_branch(exc)
+    if branch is not None:
+        return f"torch.export could not export the program: {branch}"
     found = _NOT_A_TENSOR.search(str(exc))
     if found is None:
         return f"torch.export could not export the program: {_first_lines(exc)}"
     cls = found["cls"]
     hint = " (a key/value cache: pass kwargs={'use_cache': False})" if "cache" in cls.lower() else ""
     return (
-        f"the program returns a {cls}, which is not a tensor{hint}: HIR programs return tensors (or tuples,"
+        f"the program returns {a(cls)}, which is not a tensor{hint}: HIR programs return tensors (or tuples,"
         " lists and dicts of them); pass the keyword arguments that make forward return tensors in kwargs, or"
         " import a module whose forward returns only the tensors you need"
     )

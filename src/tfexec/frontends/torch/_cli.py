@@ -12,7 +12,6 @@ separated by commas (``2,8,32``), each optionally named to make that axis a dyna
 ``torch.export.Dim`` (``B=2,S=8,32``), optionally prefixed by a dtype (``i64:2,8``).
 """
 
-import difflib
 import importlib.util
 import inspect
 import re
@@ -30,6 +29,7 @@ from tfexec.frontends.torch._api import import_module
 from tfexec.frontends.torch._report import TorchImportError
 from tfexec.ir.dtypes import DType
 from tfexec.ir.expr import Function
+from tfexec.wording import a, did_you_mean
 
 _SIZE = re.compile(r"^(?:(?P<name>[A-Za-z_]\w*)=)?(?P<size>\d+)$")
 
@@ -92,8 +92,7 @@ def load_factory(target: str) -> Callable[[], object]:
     factory = getattr(module, factory_name, None)
     if not callable(factory):
         names = [n for n, v in vars(module).items() if callable(v) and not n.startswith("_")]
-        close = difflib.get_close_matches(factory_name, names, n=3, cutoff=0.6)
-        hint = f"; did you mean {' or '.join(close)}?" if close else ""
+        hint = did_you_mean(factory_name, names)
         raise ImportUsageError(f"{path} has no factory {factory_name} (a callable returning the model){hint}")
     return factory  # type: ignore[no-any-return]
 
@@ -115,7 +114,7 @@ def load_model(target: str, shapes: Sequence[str], seed: int = 0) -> tuple[Any, 
     if isinstance(model, torch.nn.Module):
         model.eval()
     elif not callable(model):
-        raise ImportUsageError(f"{target}: the factory returned a {type(model).__name__}, not a module or function")
+        raise ImportUsageError(f"{target}: the factory returned {a(type(model).__name__)}, not a module or function")
     _check_input_count(target, model, len(shapes))
     dynamic = spec if any(s is not None for s in spec) else None
     return model, tuple(examples), dynamic
