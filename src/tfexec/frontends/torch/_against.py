@@ -7,7 +7,8 @@ that records every node's output. Each FX node is paired with the HIR node that 
 value (``_pairing``), so the two tables share keys, and ``tfexec.compare.compare_tables``
 compares them with per-dtype tolerances, in FX graph (topological) order, naming the first
 divergence and the user's source line of every node. Nodes without a counterpart on the
-other side are listed, with the reason, and never fail the check.
+other side are listed, with the reason, and never fail the check; so are the nodes whose
+PyTorch value is not defined (``empty`` memory not yet wholly written: ``_defined``).
 """
 
 from collections.abc import Mapping, Sequence
@@ -19,6 +20,7 @@ import torch.fx
 from tfexec.compare import NodeInfo, Tolerance, compare_tables, resolve_tolerances, tfexec_table
 from tfexec.errors import TfexecError
 from tfexec.frontends.torch._against_report import Margin, TorchCheckReport, margin
+from tfexec.frontends.torch._defined import undefined_values
 from tfexec.frontends.torch._api import DynamicShapes, ImportedModule, Program, import_module
 from tfexec.frontends.torch._pairing import Paired, Pairing, Unpaired, pair, target_name
 from tfexec.frontends.torch._provenance import node_span
@@ -73,6 +75,7 @@ def check_imported_against_torch(
     pairing = pair(fn, exported.graph, imported.node_values)
     ours = tfexec_table(imported, args)
     theirs = torch_values(exported, args)
+    undefined = undefined_values(exported.graph, theirs)
     expected: dict[str, torch.Tensor] = {}
     actual: dict[str, torch.Tensor] = {}
     info: dict[str, NodeInfo] = {}
@@ -82,6 +85,9 @@ def check_imported_against_torch(
         value = theirs.get(p.fx)
         if not isinstance(value, torch.Tensor):
             extra.append(Unpaired("fx", p.fx, p.target, p.location, f"PyTorch's value is a {type(value).__name__}, not a tensor"))
+            continue
+        if p.fx in undefined:
+            extra.append(Unpaired("fx", p.fx, p.target, p.location, undefined[p.fx].why()))
             continue
         paired.append(p)
         expected[p.key] = value.detach()

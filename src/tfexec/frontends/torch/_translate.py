@@ -37,6 +37,7 @@ from tfexec.frontends.torch import (  # noqa: F401  (registers the rules)
 )
 from tfexec.frontends.torch._context import NodeContext, RuleError, fake_type, is_expr
 from tfexec.frontends.torch._dims import UnsupportedSize, same_dim, sym_dim
+from tfexec.frontends.torch._mutation import MUTATED_OUTPUTS, mutates, mutation_reason
 from tfexec.frontends.torch._provenance import node_span, source_text
 from tfexec.frontends.torch._registry import RULES, op_name
 from tfexec.frontends.torch._report import Problem
@@ -188,6 +189,10 @@ class GraphTranslator:
         if target is operator.getitem:
             self.getitem(node)
             return
+        if mutates(target):  # before any rule: a write in place is never translated as a value
+            self.problem(node, name, mutation_reason(target))
+            self.env[node] = _POISON
+            return
         rule = RULES.get(target)
         if rule is None:
             if is_size_op(target) and isinstance(val, (int, torch.SymInt)) and not isinstance(val, bool):
@@ -316,8 +321,7 @@ class GraphTranslator:
         for i, value in enumerate(results):
             kind = getattr(getattr(specs[i], "kind", None), "name", "USER_OUTPUT") if i < len(specs) else "USER_OUTPUT"
             if kind != "USER_OUTPUT":
-                target = getattr(specs[i], "target", None)
-                self.problem(output, "output", f"the program mutates {target} in place ({kind}); HIR values are immutable")
+                self.mutated_output(value, kind, getattr(specs[i], "target", None))
                 continue
             found = self.env.get(value, _POISON) if isinstance(value, torch.fx.Node) else value
             if found is _POISON:
@@ -333,6 +337,21 @@ class GraphTranslator:
         body = Tuple(tuple(user))
         body.with_checked_type(TupleType(tuple(self.infer(u) for u in user)))
         return body
+
+    def mutated_output(self, value: object, kind: str, target: object) -> None:
+        """Refuse a write to program state that torch.export made an extra output (a buffer
+        the model assigns into, an input it mutates): at the line that computed the new value."""
+        what = MUTATED_OUTPUTS.get(kind, kind)
+        node = value if isinstance(value, torch.fx.Node) else None
+        reason = (
+            f"the program writes into the {what} {target} in place (torch.export: {kind}); an HIR program "
+            "returns values and has no state to write, so the write is refused rather than dropped (clone the "
+            f"{what} and write into the clone, or return the new value)"
+        )
+        if node is None:
+            self.problems.append(Problem(_NO_TRACE_FILE, "output", reason))
+        else:
+            self.problem(node, f"write to {what} {target}", reason)
 
     # -- helpers ---------------------------------------------------------------------------
 
