@@ -15,7 +15,7 @@ naming the operand, and a malformed attribute is a ``TypeError`` naming the attr
 from typing import Literal
 
 from tfexec.builders.arrays import (
-    all, any, argsort, argtopk, cumprod, cumsum, diagonal, flip, gather, index, pad, roll, scatter, scatter_add,
+    all, any, argsort, argtopk, cumprod, cumsum, diagonal, flip, gather, histc, index, pad, roll, scatter, scatter_add,
     sort, topk, tril, triu, vector_norm,
 )
 from tfexec.builders.attention import attention
@@ -34,7 +34,7 @@ from tfexec.ir.dims import ShapeDim
 from tfexec.ir.dtypes import DType
 from tfexec.ir.expr import Call, Expr, Tuple
 from tfexec.ir.ops.activation import Celu, Elu, Hardsigmoid, Hardswish, LeakyRelu, Mish, Selu, Softplus
-from tfexec.ir.ops.aggregate import ReduceAll, ReduceAny, VectorNorm
+from tfexec.ir.ops.aggregate import Histc, ReduceAll, ReduceAny, VectorNorm
 from tfexec.ir.ops.attention import Attention
 from tfexec.ir.ops.base import Op
 from tfexec.ir.ops.channel_norm import BatchNorm, GroupNorm
@@ -86,7 +86,7 @@ __all__ = [
     "floor_divide", "trunc_divide", "remainder", "fmod", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
     "logical_xor",
     "cumsum", "cumprod", "gather", "index", "scatter", "scatter_add", "flip", "roll", "diagonal", "triu", "tril", "pad",
-    "sort", "argsort", "topk", "argtopk", "any", "all", "vector_norm",
+    "sort", "argsort", "topk", "argtopk", "any", "all", "vector_norm", "histc", "Histc",
     "conv", "conv_transpose", "max_pool", "avg_pool", "adaptive_avg_pool", "interpolate", "batch_norm", "group_norm", "attention",
     "Floor", "Ceil", "Round", "Trunc", "Sign", "Clamp", "Log1p", "Expm1", "Log2", "Log10", "Tan", "Atan",
     "Reciprocal", "IsNan", "IsInf", "IsFinite", "LogicalNot", "Elu", "Selu", "Celu", "LeakyRelu", "Softplus",

@@ -3,7 +3,7 @@ reductions and norms (re-exported by ``tfexec.ops``)."""
 
 from tfexec.builders.operands import DTypeLike, Operand, apply, as_dtype
 from tfexec.ir.expr import Call
-from tfexec.ir.ops.aggregate import ReduceAll, ReduceAny, VectorNorm
+from tfexec.ir.ops.aggregate import Histc, ReduceAll, ReduceAny, VectorNorm
 from tfexec.ir.ops.indexing import Gather, Index, Scatter, ScatterAdd
 from tfexec.ir.ops.rearrange import Diagonal, Flip, Pad, PadMode, Roll, Tril, Triu
 from tfexec.ir.ops.scan import Cumprod, Cumsum
@@ -125,7 +125,13 @@ def vector_norm(
     return apply(VectorNorm(ord, axes, keepdims), x, span=span)
 
 
+def histc(x: Operand, *, bins: int = 100, min: float = 0.0, max: float = 0.0, span: Span | None = None) -> Call:  # noqa: A002
+    """``torch.histc(x, bins, min, max)``: counts of ``x``'s elements in ``bins`` equal bins
+    over ``[min, max]`` (``min == max``: ``x``'s own range); floating input only."""
+    return apply(Histc(bins, float(min), float(max)), x, span=span)
+
+
 __all__ = [
     "cumsum", "cumprod", "gather", "index", "scatter", "scatter_add", "flip", "roll", "diagonal", "triu", "tril", "pad",
-    "sort", "argsort", "topk", "argtopk", "any", "all", "vector_norm",
+    "sort", "argsort", "topk", "argtopk", "any", "all", "vector_norm", "histc",
 ]
