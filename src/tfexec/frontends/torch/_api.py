@@ -25,9 +25,11 @@ from typing import Any, TypeAlias
 
 import torch
 
+from tfexec.frontends.torch._custom_ops import decompositions
 from tfexec.frontends.torch._dims import spec_names, symbol_names
 from tfexec.frontends.torch._mutation import mutating_nodes
 from tfexec.frontends.torch._provenance import whole_stacks
+from tfexec.frontends.torch._refusals import data_dependent_export
 from tfexec.frontends.torch._registry import RULES
 from tfexec.frontends.torch._report import Problem, TorchImportError, report
 from tfexec.frontends.torch._translate import GraphTranslator
@@ -249,7 +251,10 @@ _NOT_A_TENSOR = re.compile(r"Found <class '(?P<cls>[\w.]+)'> in output, which is
 
 def _export_failure(exc: BaseException) -> str:
     """What to tell a user whose program torch.export refused: for an output that is not a
-    tensor (a cache object), what to pass instead."""
+    tensor (a cache object), what to pass instead; for a data-dependent value, the line."""
+    data_dependent = data_dependent_export(exc)
+    if data_dependent is not None:
+        return data_dependent
     found = _NOT_A_TENSOR.search(str(exc))
     if found is None:
         return f"torch.export could not export the program: {_first_lines(exc)}"
@@ -264,11 +269,14 @@ def _export_failure(exc: BaseException) -> str:
 
 def _decompose(exported: Any) -> Any:
     """Decompose to core ATen, keeping every op that has a translation rule (functionalizing
-    too: every in-place write becomes a functional op)."""
+    too: every in-place write becomes a functional op), and every custom op torch can
+    decompose (``_custom_ops``)."""
     table = torch.export.default_decompositions()
     for op in RULES:
         if op in table:
             del table[op]
+    for op, decomposition in decompositions(exported.graph).items():
+        table[op] = decomposition
     return _run_decompositions(exported, table, "decompose")
 
 

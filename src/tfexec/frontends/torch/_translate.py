@@ -36,9 +36,11 @@ from tfexec.frontends.torch import (  # noqa: F401  (registers the rules)
     _aten_vision,
 )
 from tfexec.frontends.torch._context import NodeContext, RuleError, fake_type, is_expr
+from tfexec.frontends.torch._custom_ops import CUSTOM_RULES, decomposable, opaque_reason, qualified_name
 from tfexec.frontends.torch._dims import UnsupportedSize, same_dim, sym_dim
 from tfexec.frontends.torch._mutation import MUTATED_OUTPUTS, mutates, mutation_reason
 from tfexec.frontends.torch._provenance import node_span, source_text
+from tfexec.frontends.torch._refusals import DATA_DEPENDENT, reads_any, refusal
 from tfexec.frontends.torch._registry import RULES, op_name
 from tfexec.frontends.torch._report import Problem
 from tfexec.frontends.torch._typing import children_of, is_size_op, type_of_node
@@ -90,6 +92,7 @@ class GraphTranslator:
         self.weights: dict[str, torch.Tensor] = {}
         self.sizes: dict[ShapeDim, Expr] = {}
         self.unnamed: dict[Any, Span | None] = {}  # multi-output node -> the span its rule used
+        self.data_dependent: set[Any] = set()  # nodes whose value is a tensor's data read as a number
 
     # -- the walk --------------------------------------------------------------------------
 
@@ -193,7 +196,25 @@ class GraphTranslator:
             self.problem(node, name, mutation_reason(target))
             self.env[node] = _POISON
             return
+        if reads_any(node, self.data_dependent):  # refused once, where the value was read
+            self.data_dependent.add(node)
+            self.env[node] = _POISON
+            return
+        refused = refusal(name, val)
+        if refused is not None:
+            if refused is DATA_DEPENDENT:
+                self.data_dependent.add(node)
+            self.problem(node, name, refused)
+            self.env[node] = _POISON
+            return
         rule = RULES.get(target)
+        custom = qualified_name(target)
+        if rule is None and custom is not None:
+            rule = CUSTOM_RULES.get(custom)
+            if rule is None:  # one torch can decompose has no reason yet: the import decomposes it
+                self.problem(node, name, None if decomposable(target) else opaque_reason(target))
+                self.env[node] = _POISON
+                return
         if rule is None:
             if is_size_op(target) and isinstance(val, (int, torch.SymInt)) and not isinstance(val, bool):
                 self.size_node(node, val)
