@@ -181,7 +181,12 @@ class _Recorder(torch.fx.Interpreter):
 
     def run_node(self, n: torch.fx.Node) -> Any:
         try:
-            out = super().run_node(n)
+            tied = _TIE_BROKEN.get(n.target)
+            if tied is not None:
+                args, kwargs = self.fetch_args_kwargs_from_env(n)
+                out = tied(*args, **kwargs)
+            else:
+                out = super().run_node(n)
         except Exception as exc:  # PyTorch failing on the user's inputs: name the node, not a traceback
             span = node_span(n.meta.get("stack_trace"), n.name)
             where = f"{span.location()} " if span is not None else ""
@@ -192,6 +197,44 @@ class _Recorder(torch.fx.Interpreter):
             ) from exc
         self.values[n.name] = out
         return out
+
+
+def _stable_sort(
+    self: torch.Tensor, stable: bool | None = None, dim: int = -1, descending: bool = False
+) -> tuple[torch.Tensor, torch.Tensor]:
+    return torch.sort(self, dim=dim, descending=descending, stable=True)
+
+
+def _sort_default(self: torch.Tensor, dim: int = -1, descending: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    return torch.sort(self, dim=dim, descending=descending, stable=True)
+
+
+def _argsort(self: torch.Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> torch.Tensor:
+    return torch.argsort(self, dim=dim, descending=descending, stable=True)
+
+
+def _topk(
+    self: torch.Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True  # noqa: A002
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``topk`` with equal elements taken lower index first (a stable sort's first ``k``)."""
+    if self.dim() == 0:
+        return torch.topk(self, k, dim, largest, sorted)
+    order = torch.argsort(self, dim=dim, descending=largest, stable=True).narrow(dim, 0, k).contiguous()
+    return torch.gather(self, dim, order), order
+
+
+_TIE_BROKEN: dict[object, Any] = {
+    torch.ops.aten.sort.default: _sort_default,
+    torch.ops.aten.sort.stable: _stable_sort,
+    torch.ops.aten.argsort.default: _argsort,
+    torch.ops.aten.argsort.stable: _argsort,
+    torch.ops.aten.topk.default: _topk,
+}
+"""Ops whose order among equal elements torch leaves unspecified (an unstable sort; topk,
+which may return any of several equal elements): PyTorch's run takes them as tfexec's rules
+define them, equal elements lower index first, the same values torch's own promise allows.
+Without it a tie broken the other way reads as a divergence (the router's sort of expert ids
+in every mixture-of-experts model) though both are what torch promises."""
 
 
 def _inputs(inputs: object, count: int) -> tuple[torch.Tensor, ...]:
