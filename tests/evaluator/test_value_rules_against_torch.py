@@ -193,6 +193,14 @@ def _cases() -> list[Case]:
              lambda t: torch.linalg.vector_norm(t, float("inf"), 0)),
         Case("vector_norm", lambda t: ops.vector_norm(t, ord=0), (torch.tensor([0.0, 1.0, -2.0]),),
              lambda t: torch.linalg.vector_norm(t, 0)),
+        Case("histc", lambda t: ops.histc(t, bins=4, min=0.0, max=3.0), (sample((5, 6), F32, low=-1, high=5),),
+             lambda t: torch.histc(t, 4, 0.0, 3.0)),
+        Case("histc", lambda t: ops.histc(t, bins=3), (sample((7,), F64),), lambda t: torch.histc(t, 3)),
+        Case("histc", lambda t: ops.histc(t, bins=4, min=0.0, max=3.0),  # a router's expert ids, the last on max
+             (torch.tensor([[3.0, 0.0], [1.0, 3.0], [2.0, float("nan")]], dtype=torch.bfloat16),),
+             lambda t: torch.histc(t, 4, 0.0, 3.0)),
+        Case("histc", lambda t: ops.histc(t, bins=2), (torch.full((3,), 2.0),), lambda t: torch.histc(t, 2)),
+        Case("histc", lambda t: ops.histc(t, bins=2), (torch.ones(0),), lambda t: torch.histc(t, 2)),
     ]
     img = sample((2, 4, 6, 6), F32, 11)
     w = sample((6, 2, 3, 3), F32, 12)
@@ -394,6 +402,9 @@ BAD_STATIC = [
     ("linear of mismatched sizes", ops.linear, (torch.ones(2, 3), torch.ones(4, 5)),
      "linear contracts x's last axis with the weight's in axis: f32[2, 3] and f32[4, 5] (3 vs 5) [linear (C1)]"),
     ("linear bias", ops.linear, (torch.ones(2, 3), torch.ones(4, 3), torch.ones(2, 4)), "[linear (C5)]"),
+    ("histc of integers", lambda x: ops.histc(x, bins=2), (torch.ones(3, dtype=torch.int64),), "[histc (C1)]"),
+    ("histc of an empty range", lambda x: ops.histc(x, bins=2, min=1.0, max=0.0), (torch.ones(3),),
+     "histc range [1.0, 0.0] is empty: min must not exceed max [histc (C2)]"),
     ("linear of integers", ops.linear, (torch.ones(2, 3, dtype=torch.int64), torch.ones(4, 3, dtype=torch.int64)), "[linear (C4)]"),
     ("conv channels", lambda x, w: ops.conv(x, w), (torch.ones(1, 3, 5), torch.ones(2, 2, 3)), "[conv (C2)]"),
     ("pool of an integer", lambda x: ops.max_pool(x, kernel=(2,)), (torch.ones(1, 4, dtype=torch.int32),), "[max_pool (C2)]"),
@@ -429,6 +440,18 @@ def test_run_time_refusals_are_the_same_error_on_both_routes() -> None:
     assert report.error is not None and "index 7 is out of range for axis 1 of length 3" in report.error
     with pytest.raises(EvalError, match=re.escape(report.error.removeprefix("EvalError: "))):
         tfexec.lower(fn_index).run(torch.ones(2, 3), torch.tensor([0, 7]))
+
+
+def test_histc_of_a_non_finite_own_range_is_refused_on_both_routes() -> None:
+    x = tfexec.Var("x", tfexec.f32[3])
+    fn = tfexec.Function("f", (x,), ops.histc(x, bins=2))
+    for data in (torch.tensor([1.0, float("inf"), 0.0]), torch.tensor([float("nan"), 1.0, 2.0])):
+        with pytest.raises(EvalError, match=re.escape("not all finite [histc (C3)]")):
+            tfexec.evaluate(fn, data)
+        with pytest.raises(EvalError, match=re.escape("not all finite [histc (C3)]")):
+            tfexec.lower(fn).run(data)
+    inside = tfexec.Function("g", (x,), ops.histc(x, bins=2, min=0.0, max=1.0))
+    assert torch.equal(tfexec.evaluate(inside, torch.tensor([float("inf"), 1.0, 0.2])), torch.tensor([1.0, 1.0]))
 
 
 def test_symbolic_sizes_are_checked_at_run_time() -> None:

@@ -381,3 +381,35 @@ def test_the_readme_links_the_doc_from_the_compiler_engineers_bullet() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     bullet = readme[readme.index("* **Compiler engineers**") : readme.index("* **Spec reviewers**")]
     assert "--against torch" in bullet and "(docs/against-torch.md)" in bullet
+
+
+def _half_written(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    k = x.new_empty(4)
+    k[:2] = x
+    return k.sum() + 1, k[:2] * 2
+
+
+def test_values_from_empty_memory_are_listed_not_compared() -> None:
+    # PyTorch's new_empty holds whatever memory held (tfexec's holds zeros): the nodes that
+    # read unwritten elements are listed with the reason; the written window is compared.
+    report = check_against_torch(_half_written, (torch.randn(2),))
+    assert report.ok, report
+    compared = {row.key for row in report.comparison.rows}
+    assert compared == {"forward/slice_4", "forward/mul"}
+    why = {u.name: u.why for u in report.unpaired if u.side == "fx"}
+    for name in ("new_empty", "slice_scatter", "sum_1", "add"):
+        assert "not defined" in why[name] and "uninitialised memory" in why[name], why
+    assert "only 2 of 4" in why["slice_scatter"]
+
+
+def test_an_empty_fully_written_is_compared_again() -> None:
+    def whole(x: torch.Tensor) -> torch.Tensor:
+        k = x.new_empty(2, 5)
+        k[:, :3] = x
+        k[:, 3:] = x[:, :2] * 2
+        return k.exp()
+
+    report = check_against_torch(whole, (torch.randn(2, 3),))
+    assert report.ok, report
+    assert "forward/exp" in {row.key for row in report.comparison.rows}
+    assert "not defined" in {u.name: u.why for u in report.unpaired}["new_empty"]

@@ -52,7 +52,8 @@ def arrays(x: f32[4, 6], idx: i64[4, 2], rows: i64[3], mask: b1[4, 6]) -> (f32[4
     flags = logical_and(anyrow, reshape(allrow, shape=(4,)))
     att = attention(tu, ro, fl, is_causal=True, scale=0.5)
     proj = linear(x, tu, nrm)
-    return (add(tu, att), add(top, cast(where_top, dtype=f32)), add(sl, reduce(both, kind="sum")), order, flags, add(add(nrm, d), reduce(proj, kind="mean", axes=(1,))))
+    counts = histc(tu, bins=4, min=-2.0, max=2.0)
+    return (add(tu, att), add(top, cast(where_top, dtype=f32)), add(sl, reduce(both, kind="sum")), order, flags, add(add(add(nrm, d), reduce(proj, kind="mean", axes=(1,))), counts))
 
 
 def vision(img: f32[2, 4, 6, 6], w: f32[6, 2, 3, 3], b: f32[6], mean: f32[6], var: f32[6]) -> (f32[2, 6, 3, 3], f32[2, 6, 2, 2], f32[2, 6, 1, 1], f32[2, 6, 4, 6]):

@@ -1,5 +1,5 @@
 """Type rules of the array families' ops — scans, ``gather``, ``index``, the scatters,
-rearranging, sorting, ``any``/``all``, ``vector_norm`` — checked against torch: result dtype
+rearranging, sorting, ``any``/``all``, ``vector_norm``, ``histc`` — checked against torch: result dtype
 and shape on meta tensors (refusals confirmed on CPU), symbolic dims, and the errors the
 rules raise, each citing its constraint."""
 
@@ -216,6 +216,17 @@ def test_vector_norm_matches_torch(ord_: float, shape: tuple[int, ...]) -> None:
         )
 
 
+@pytest.mark.parametrize(("bins", "low", "high"), [(4, 0.0, 2.0), (3, 0.0, 0.0), (1, -1.0, 1.0), (5, 2.0, 1.0), (2, 1.5, 1.5)])
+@pytest.mark.parametrize("shape", [(2, 3), (0,), ()])
+def test_histc_matches_torch(bins: int, low: float, high: float, shape: tuple[int, ...]) -> None:
+    for dtype in DTYPES:
+        agree(lambda x: ops.histc(x, bins=bins, min=low, max=high), lambda x: torch.histc(x, bins, low, high), (shape, dtype))
+
+
+def test_histc_of_symbolic_sizes_has_bins_elements() -> None:
+    assert infer(lambda x: ops.histc(x, bins=7), TensorType((B, S), DType.bfloat16)) == TensorType((7,), DType.bfloat16)
+
+
 def test_reductions_over_symbolic_axes() -> None:
     assert infer(lambda x: ops.any(x, axes=(1,), keepdims=True), TensorType((B, S), F32)) == TensorType((B, 1), DType.bool)
     assert infer(lambda x: ops.vector_norm(x, axes=(0,)), TensorType((B, S), F32)) == TensorType((S,), F32)
@@ -230,6 +241,8 @@ def test_attribute_kinds_are_refused_when_built() -> None:
         (lambda: ops.topk(x, k=-1), TypeError, r"topk k must be at least 0, got -1"),
         (lambda: ops.pad(x, pads=(1, 1), mode="wrap"), TypeError, r"pad mode must be one of 'constant', 'reflect', 'replicate', 'circular', got 'wrap'"),  # type: ignore[arg-type]
         (lambda: ops.vector_norm(x, ord=float("nan")), TypeError, r"vector_norm ord must not be NaN"),
+        (lambda: ops.histc(x, bins=0), TypeError, r"histc bins must be at least 1, got 0"),
+        (lambda: ops.histc(x, bins=2, max=float("inf")), TypeError, r"histc max must be finite, got inf"),
     ]:
         with pytest.raises(error, match=message):
             build()

@@ -269,6 +269,7 @@ _KERNEL_CASES: list[tuple[str, Call, tuple[torch.Tensor, ...]]] = [
     ("where", ops.where(_C, _X, _Y), (_t(3, 4) > 0.7, _t(3, 4), _t(4))),
     ("matmul", ops.matmul(_X, Var("w", f32[4, 2])), (_t(3, 4), _t(4, 2))),
     ("linear", ops.linear(_X, Var("w", f32[2, 4]), Var("b", f32[2])), (_t(3, 4), _t(2, 4), _t(2))),
+    ("histc", ops.histc(_X, bins=3, min=0.0, max=1.0), (_t(3, 4),)),
     ("softmax", ops.softmax(_X, axis=0), (_t(3, 4),)),
     ("rms_norm", ops.rms_norm(_X, _Y), (_t(3, 4), _t(4))),
     ("layer_norm", ops.layer_norm(_X, _Y, Var("z", f32[4])), (_t(3, 4), _t(4), _t(4))),

@@ -7,7 +7,8 @@ that records every node's output. Each FX node is paired with the HIR node that 
 value (``_pairing``), so the two tables share keys, and ``tfexec.compare.compare_tables``
 compares them with per-dtype tolerances, in FX graph (topological) order, naming the first
 divergence and the user's source line of every node. Nodes without a counterpart on the
-other side are listed, with the reason, and never fail the check.
+other side are listed, with the reason, and never fail the check; so are the nodes whose
+PyTorch value is not defined (``empty`` memory not yet wholly written: ``_defined``).
 """
 
 from collections.abc import Mapping, Sequence
@@ -19,6 +20,7 @@ import torch.fx
 from tfexec.compare import NodeInfo, Tolerance, compare_tables, resolve_tolerances, tfexec_table
 from tfexec.errors import TfexecError
 from tfexec.frontends.torch._against_report import Margin, TorchCheckReport, margin
+from tfexec.frontends.torch._defined import undefined_values
 from tfexec.frontends.torch._api import DynamicShapes, ImportedModule, Program, import_module
 from tfexec.frontends.torch._pairing import Paired, Pairing, Unpaired, pair, target_name
 from tfexec.frontends.torch._provenance import node_span
@@ -74,6 +76,7 @@ def check_imported_against_torch(
     pairing = pair(fn, exported.graph, imported.node_values)
     ours = tfexec_table(imported, args)
     theirs = torch_values(exported, args)
+    undefined = undefined_values(exported.graph, theirs)
     expected: dict[str, torch.Tensor] = {}
     actual: dict[str, torch.Tensor] = {}
     info: dict[str, NodeInfo] = {}
@@ -83,6 +86,9 @@ def check_imported_against_torch(
         value = theirs.get(p.fx)
         if not isinstance(value, torch.Tensor):
             extra.append(Unpaired("fx", p.fx, p.target, p.location, f"PyTorch's value is {a(type(value).__name__)}, not a tensor"))
+            continue
+        if p.fx in undefined:
+            extra.append(Unpaired("fx", p.fx, p.target, p.location, undefined[p.fx].why()))
             continue
         paired.append(p)
         expected[p.key] = value.detach()
@@ -176,7 +182,12 @@ class _Recorder(torch.fx.Interpreter):
 
     def run_node(self, n: torch.fx.Node) -> Any:
         try:
-            out = super().run_node(n)
+            tied = _TIE_BROKEN.get(n.target)
+            if tied is not None:
+                args, kwargs = self.fetch_args_kwargs_from_env(n)
+                out = tied(*args, **kwargs)
+            else:
+                out = super().run_node(n)
         except Exception as exc:  # PyTorch failing on the user's inputs: name the node, not a traceback
             span = node_span(n.meta.get("stack_trace"), n.name)
             where = f"{span.location()} " if span is not None else ""
@@ -187,6 +198,44 @@ class _Recorder(torch.fx.Interpreter):
             ) from exc
         self.values[n.name] = out
         return out
+
+
+def _stable_sort(
+    self: torch.Tensor, stable: bool | None = None, dim: int = -1, descending: bool = False
+) -> tuple[torch.Tensor, torch.Tensor]:
+    return torch.sort(self, dim=dim, descending=descending, stable=True)
+
+
+def _sort_default(self: torch.Tensor, dim: int = -1, descending: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    return torch.sort(self, dim=dim, descending=descending, stable=True)
+
+
+def _argsort(self: torch.Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> torch.Tensor:
+    return torch.argsort(self, dim=dim, descending=descending, stable=True)
+
+
+def _topk(
+    self: torch.Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True  # noqa: A002
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``topk`` with equal elements taken lower index first (a stable sort's first ``k``)."""
+    if self.dim() == 0:
+        return torch.topk(self, k, dim, largest, sorted)
+    order = torch.argsort(self, dim=dim, descending=largest, stable=True).narrow(dim, 0, k).contiguous()
+    return torch.gather(self, dim, order), order
+
+
+_TIE_BROKEN: dict[object, Any] = {
+    torch.ops.aten.sort.default: _sort_default,
+    torch.ops.aten.sort.stable: _stable_sort,
+    torch.ops.aten.argsort.default: _argsort,
+    torch.ops.aten.argsort.stable: _argsort,
+    torch.ops.aten.topk.default: _topk,
+}
+"""Ops whose order among equal elements torch leaves unspecified (an unstable sort; topk,
+which may return any of several equal elements): PyTorch's run takes them as tfexec's rules
+define them, equal elements lower index first, the same values torch's own promise allows.
+Without it a tie broken the other way reads as a divergence (the router's sort of expert ids
+in every mixture-of-experts model) though both are what torch promises."""
 
 
 def _inputs(inputs: object, count: int) -> tuple[torch.Tensor, ...]:

@@ -6,6 +6,10 @@ functions (``linear``, ``silu``, ``rms_norm``, ``scaled_dot_product_attention``â
 nodes compute exactly what torch computed. Only when the graph holds ops without a rule
 is it decomposed (``run_decompositions``, keeping every op that has a rule) and translated
 again; what is still unsupported is then reported, every node of it, in one error.
+
+A graph that writes in place (``k[..., :n].copy_(x)``, ``out[:, t] = y``) is functionalized
+first, whatever ``decompose`` says: torch rewrites each write into a view as a functional op
+on its base (``_mutation``), keeping every other op as it is, and a write still left is refused.
 """
 
 import functools
@@ -21,8 +25,11 @@ from typing import Any, TypeAlias
 
 import torch
 
+from tfexec.frontends.torch._custom_ops import decompositions
 from tfexec.frontends.torch._dims import spec_names, symbol_names
+from tfexec.frontends.torch._mutation import mutating_nodes
 from tfexec.frontends.torch._provenance import whole_stacks
+from tfexec.frontends.torch._refusals import data_dependent_export
 from tfexec.frontends.torch._registry import RULES
 from tfexec.frontends.torch._report import Problem, TorchImportError, report
 from tfexec.frontends.torch._translate import GraphTranslator
@@ -116,7 +123,8 @@ def import_module(
     ``use_cache=False`` or ``return_dict=False``), fixed at import: the program computes what
     ``forward`` computes with them. Tensors are always positional ``example_inputs``.
     ``decompose``: None (default) decomposes only if some op has no rule; True always runs
-    ``run_decompositions`` (keeping the ops with rules); False never does.
+    ``run_decompositions`` (keeping the ops with rules); False never does. A program that
+    writes in place is functionalized in every case (ops kept, writes made functional).
     Raises ``TorchImportError`` when torch.export fails or ops remain untranslatable; an
     input or output that is not a tensor (a cache object) is refused with what to pass.
     """
@@ -151,6 +159,8 @@ def import_program(
     names = spec_names(arg_names, len(inputs), dynamic_shapes)
     if decompose:
         exported = _decompose(exported)
+    elif next(mutating_nodes(exported.graph), None) is not None:
+        exported = _functionalize(exported)
     result, problems = _translate(exported, names, name, param_names, prefix)
     before: list[Problem] = []
     if result is None and decompose is None and any(p.reason is None for p in problems):
@@ -249,10 +259,13 @@ _NOT_A_TENSOR = re.compile(r"Found <class '(?P<cls>[\w.]+)'> in output, which is
 
 def _export_failure(exc: BaseException) -> str:
     """What to tell a user whose program torch.export refused: for an output that is not a
-    tensor (a cache object), what to pass instead."""
+    tensor (a cache object), what to pass instead; for a data-dependent value, the line."""
     branch = data_dependent_branch(exc)
     if branch is not None:
         return f"torch.export could not export the program: {branch}"
+    data_dependent = data_dependent_export(exc)
+    if data_dependent is not None:
+        return data_dependent
     found = _NOT_A_TENSOR.search(str(exc))
     if found is None:
         return f"torch.export could not export the program: {_first_lines(exc)}"
@@ -266,19 +279,33 @@ def _export_failure(exc: BaseException) -> str:
 
 
 def _decompose(exported: Any) -> Any:
-    """Decompose to core ATen, keeping every op that has a translation rule."""
+    """Decompose to core ATen, keeping every op that has a translation rule (functionalizing
+    too: every in-place write becomes a functional op), and every custom op torch can
+    decompose (``_custom_ops``)."""
+    table = torch.export.default_decompositions()
+    for op in RULES:
+        if op in table:
+            del table[op]
+    for op, decomposition in decompositions(exported.graph).items():
+        table[op] = decomposition
+    return _run_decompositions(exported, table, "decompose")
+
+
+def _functionalize(exported: Any) -> Any:
+    """The same program with every in-place write functional and every op kept: torch's
+    ``run_decompositions`` with an empty table functionalizes and decomposes nothing."""
+    return _run_decompositions(exported, {}, "functionalize")
+
+
+def _run_decompositions(exported: Any, table: Any, verb: str) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         warnings.simplefilter("ignore", DeprecationWarning)
-        table = torch.export.default_decompositions()
-        for op in RULES:
-            if op in table:
-                del table[op]
         try:
             with whole_stacks():
                 return exported.run_decompositions(table)
         except Exception as exc:  # as above: a failed decomposition refuses the program
-            raise TorchImportError(f"torch.export could not decompose the program: {_first_lines(exc)}") from exc
+            raise TorchImportError(f"torch.export could not {verb} the program: {_first_lines(exc)}") from exc
 
 
 def _translate(

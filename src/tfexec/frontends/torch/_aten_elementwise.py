@@ -207,11 +207,10 @@ def _type_as(t: NodeContext) -> Result:
 
 @register(
     "clone.default", "contiguous.default", "alias.default", "detach.default", "lift_fresh_copy.default",
-    "lift_fresh.default", "detach_.default",
+    "lift_fresh.default",
 )
 def _identity(t: NodeContext) -> Result:
-    """The operand itself: these copy or re-wrap a value without changing it (``detach_``
-    changes no value either, in place or not)."""
+    """The operand itself: these copy or re-wrap a value without changing it."""
     return t.tensor("self")
 
 

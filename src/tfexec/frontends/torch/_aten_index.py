@@ -115,7 +115,7 @@ def _scatter_reduce(t: NodeContext) -> Result:
     return hir.scatter_add(t.tensor("self"), t.tensor("index"), t.tensor("src"), axis=t.integer("dim"), span=t.span)
 
 
-@register("index_put.default", "index_put_.default")
+@register("index_put.default")
 def _index_put(t: NodeContext) -> Result:
     """``x[idx] = values`` with one integer index tensor at one axis (full slices elsewhere):
     a ``scatter`` along that axis (``accumulate``: ``scatter_add``), the index and the values
@@ -151,10 +151,10 @@ def _index_put(t: NodeContext) -> Result:
 # -- writes into windows (what in-place assignment becomes once functionalised) ---------------
 
 
-@register("copy.default", "copy_.default")
+@register("copy.default")
 def _copy(t: NodeContext) -> Result:
     """``src`` converted to ``self``'s dtype and broadcast to its shape (``self``'s values are
-    replaced; ``copy_`` only reaches here through a functionalised graph)."""
+    replaced: the functional ``copy`` that functionalization makes of ``copy_``)."""
     xt = t.type_of(t.tensor("self"))
     src = t.tensor("src")
     if t.type_of(src).dtype is not xt.dtype:

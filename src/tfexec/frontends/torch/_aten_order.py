@@ -1,5 +1,5 @@
 """ATen rules: scans (``cumsum``, ``cumprod``), sorting (``sort``, ``argsort``, ``topk``), the
-logical reductions (``any``, ``all``) and vector norms.
+logical reductions (``any``, ``all``), vector norms and ``histc``.
 
 torch returns a sort's values and indices from one node; here they are two ops (``sort``
 and ``argsort``, ``topk`` and ``argtopk``) over the same operand, each stable: equal
@@ -95,3 +95,12 @@ def _norm(t: NodeContext) -> Result:
     order = t.arg("p")
     p = 2.0 if order is None else float(t.scalar("p"))
     return hir.vector_norm(x, ord=p, axes=axes_arg(t, "dim"), keepdims=bool(t.arg("keepdim", False)), span=t.span)
+
+
+@register("histc.default")
+def _histc(t: NodeContext) -> Result:
+    """``histc`` (mixture-of-experts routers count tokens per expert with it)."""
+    return hir.histc(
+        t.tensor("self"), bins=t.integer("bins", 100), min=float(t.scalar("min", 0)), max=float(t.scalar("max", 0)),
+        span=t.span,
+    )

@@ -48,7 +48,7 @@ def user_frame(stack_trace: object) -> tuple[str, int, str] | None:
     )
     for keep in wanted:
         for file, line, text in reversed(frames):
-            if keep(os.path.abspath(file)):
+            if keep(os.path.abspath(file)) and not file.startswith("<eval_with_key>"):  # FX's generated code
                 return file, line, text
     return None
 

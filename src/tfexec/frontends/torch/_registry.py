@@ -2,7 +2,8 @@
 
 ``register("add.Tensor", "add.Scalar")`` registers a rule for those overloads of
 ``torch.ops.aten``; an overload this torch does not have is skipped (the table only
-lists what exists). ``RULES`` is read by the translator; a node whose target has no rule
+lists what exists). An overload that writes in place (``copy_``) cannot be registered: the
+import functionalizes such writes away (``_mutation``) and refuses any left. ``RULES`` is read by the translator; a node whose target has no rule
 is an unsupported op.
 """
 
@@ -37,6 +38,8 @@ def register(*names: str) -> Callable[[Rule], Rule]:
         for name in names:
             target = aten(name)
             if target is not None:
+                if getattr(target, "_schema").is_mutable:
+                    raise RuntimeError(f"aten.{name} writes in place: functionalization removes it, no rule may translate it")
                 if target in RULES:
                     raise RuntimeError(f"two translation rules for aten.{name}")
                 RULES[target] = rule

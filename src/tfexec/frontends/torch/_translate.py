@@ -36,8 +36,11 @@ from tfexec.frontends.torch import (  # noqa: F401  (registers the rules)
     _aten_vision,
 )
 from tfexec.frontends.torch._context import NodeContext, RuleError, fake_type, is_expr
+from tfexec.frontends.torch._custom_ops import CUSTOM_RULES, decomposable, opaque_reason, qualified_name
 from tfexec.frontends.torch._dims import UnsupportedSize, same_dim, sym_dim
+from tfexec.frontends.torch._mutation import MUTATED_OUTPUTS, mutates, mutation_reason
 from tfexec.frontends.torch._provenance import node_span, source_text
+from tfexec.frontends.torch._refusals import DATA_DEPENDENT, reads_any, refusal
 from tfexec.frontends.torch._registry import RULES, op_name
 from tfexec.frontends.torch._report import Problem
 from tfexec.frontends.torch._typing import children_of, is_size_op, type_of_node
@@ -89,6 +92,7 @@ class GraphTranslator:
         self.weights: dict[str, torch.Tensor] = {}
         self.sizes: dict[ShapeDim, Expr] = {}
         self.unnamed: dict[Any, Span | None] = {}  # multi-output node -> the span its rule used
+        self.data_dependent: set[Any] = set()  # nodes whose value is a tensor's data read as a number
 
     # -- the walk --------------------------------------------------------------------------
 
@@ -188,7 +192,29 @@ class GraphTranslator:
         if target is operator.getitem:
             self.getitem(node)
             return
+        if mutates(target):  # before any rule: a write in place is never translated as a value
+            self.problem(node, name, mutation_reason(target))
+            self.env[node] = _POISON
+            return
+        if reads_any(node, self.data_dependent):  # refused once, where the value was read
+            self.data_dependent.add(node)
+            self.env[node] = _POISON
+            return
+        refused = refusal(name, val)
+        if refused is not None:
+            if refused is DATA_DEPENDENT:
+                self.data_dependent.add(node)
+            self.problem(node, name, refused)
+            self.env[node] = _POISON
+            return
         rule = RULES.get(target)
+        custom = qualified_name(target)
+        if rule is None and custom is not None:
+            rule = CUSTOM_RULES.get(custom)
+            if rule is None:  # one torch can decompose has no reason yet: the import decomposes it
+                self.problem(node, name, None if decomposable(target) else opaque_reason(target))
+                self.env[node] = _POISON
+                return
         if rule is None:
             if is_size_op(target) and isinstance(val, (int, torch.SymInt)) and not isinstance(val, bool):
                 self.size_node(node, val)
@@ -316,8 +342,7 @@ class GraphTranslator:
         for i, value in enumerate(results):
             kind = getattr(getattr(specs[i], "kind", None), "name", "USER_OUTPUT") if i < len(specs) else "USER_OUTPUT"
             if kind != "USER_OUTPUT":
-                target = getattr(specs[i], "target", None)
-                self.problem(output, "output", f"the program mutates {target} in place ({kind}); HIR values are immutable")
+                self.mutated_output(value, kind, getattr(specs[i], "target", None))
                 continue
             found = self.env.get(value, _POISON) if isinstance(value, torch.fx.Node) else value
             if found is _POISON:
@@ -333,6 +358,21 @@ class GraphTranslator:
         body = Tuple(tuple(user))
         body.with_checked_type(TupleType(tuple(self.infer(u) for u in user)))
         return body
+
+    def mutated_output(self, value: object, kind: str, target: object) -> None:
+        """Refuse a write to program state that torch.export made an extra output (a buffer
+        the model assigns into, an input it mutates): at the line that computed the new value."""
+        what = MUTATED_OUTPUTS.get(kind, kind)
+        node = value if isinstance(value, torch.fx.Node) else None
+        reason = (
+            f"the program writes into the {what} {target} in place (torch.export: {kind}); an HIR program "
+            "returns values and has no state to write, so the write is refused rather than dropped (clone the "
+            f"{what} and write into the clone, or return the new value)"
+        )
+        if node is None:
+            self.problems.append(Problem(_NO_TRACE_FILE, "output", reason))
+        else:
+            self.problem(node, f"write to {what} {target}", reason)
 
     # -- helpers ---------------------------------------------------------------------------
 

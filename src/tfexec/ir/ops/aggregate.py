@@ -1,4 +1,4 @@
-"""Logical reductions and norms: ``any``, ``all``, ``vector_norm``.
+"""Logical reductions, norms and counts: ``any``, ``all``, ``vector_norm``, ``histc``.
 
 They reduce over ``axes`` as ``reduce`` does (``axes=None``: every axis; ``axes=()``: none,
 elementwise), with ``keepdims`` keeping each reduced axis as size 1.
@@ -10,7 +10,7 @@ from typing import ClassVar
 
 from tfexec.ir.dims import ShapeDim
 from tfexec.ir.dtypes import DType
-from tfexec.ir.ops.attrs import check_bool, check_number, check_optional_ints
+from tfexec.ir.ops.attrs import check_bool, check_int, check_number, check_optional_ints
 from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite
 from tfexec.ir.ops.promotion import tensor_args
 from tfexec.ir.ops.reduction import reduced_axes
@@ -126,7 +126,55 @@ class VectorNorm(Op):
         return TensorType(reduced_shape(x.shape, axes, self.keepdims), x.dtype)
 
 
-AGGREGATE_OPS: tuple[type[Op], ...] = (ReduceAny, ReduceAll, VectorNorm)
+@dataclass(frozen=True, slots=True)
+class Histc(Op):
+    """A histogram of every element of ``x``: ``bins`` equal-width bins over ``[min, max]``.
+
+    Element ``v`` counts in bin ``floor((v - min) * bins / (max - min))``, ``v == max`` in the
+    last bin; elements outside ``[min, max]`` and NaNs count nowhere. With ``min == max``
+    (the default ``0, 0``) the range is ``x``'s own smallest and largest element (widened
+    by 1 on each side when they are equal). Mixture-of-experts routers count the tokens per
+    expert with it.
+
+    Type rule: ``[bins]``, ``x``'s dtype (counts are stored as ``x``'s floats, as torch does).
+    Value rule: ``torch.histc(x, bins, min, max)`` on the run's device (exact: counts).
+    Constraints:
+        (C1) ``x`` is floating (torch's kernels have no integer histogram).
+        (C2) ``min <= max``.
+        (C3) with ``min == max``, ``x``'s smallest and largest elements are finite (checked
+        when the program runs: they are the range).
+    Example: def example(x: f32[2, 3]): return histc(x, bins=4, min=0.0, max=2.0)
+    Example: def example(x: f32[5]): return histc(x, bins=3)
+    Refused (C1): def example(x: i64[5]): return histc(x, bins=3, min=0.0, max=4.0)
+    Refused (C2): def example(x: f32[5]): return histc(x, bins=3, min=2.0, max=1.0)
+    Refused (C3): def example(x: f32[2]): return histc(constant([0.0, float("inf")], dtype=f32), bins=2)
+    """
+
+    name: ClassVar[str] = "histc"
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = 1
+    bins: int = 100
+    min: float = 0.0
+    max: float = 0.0
+
+    def __post_init__(self) -> None:
+        check_int("histc", "bins", self.bins, minimum=1)
+        for field in ("min", "max"):
+            value = getattr(self, field)
+            check_number("histc", field, value)
+            if not math.isfinite(value):
+                raise TypeError(f"histc {field} must be finite, got {value!r}")
+
+    def infer(self, args: tuple[Operand, ...]) -> Type:
+        (x,) = tensor_args(self.name, args)
+        if not x.dtype.is_floating:
+            raise TypeRuleError(f"histc needs a floating operand, found {x} (cast it first){cite(self.name, 'C1')}")
+        if self.min > self.max:
+            raise TypeRuleError(f"histc range [{self.min}, {self.max}] is empty: min must not exceed max{cite(self.name, 'C2')}")
+        return TensorType((self.bins,), x.dtype)
+
+
+AGGREGATE_OPS: tuple[type[Op], ...] = (ReduceAny, ReduceAll, VectorNorm, Histc)
 
 
 # -- builders (re-exported by ``tfexec.ops``) ----------------------------------------
@@ -148,3 +196,9 @@ def vector_norm(
 ) -> Call:
     """``torch.linalg.vector_norm(x, ord, axes, keepdims)``; floating input only."""
     return apply(VectorNorm(ord, axes, keepdims), x, span=span)
+
+
+def histc(x: ExprLike, *, bins: int = 100, min: float = 0.0, max: float = 0.0, span: Span | None = None) -> Call:  # noqa: A002
+    """``torch.histc(x, bins, min, max)``: counts of ``x``'s elements in ``bins`` equal bins
+    over ``[min, max]`` (``min == max``: ``x``'s own range); floating input only."""
+    return apply(Histc(bins, float(min), float(max)), x, span=span)

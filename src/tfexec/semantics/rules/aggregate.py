@@ -1,5 +1,5 @@
 """Value rules of ``any``, ``all`` (``torch.any``, ``torch.all``) and ``vector_norm``
-(``torch.linalg.vector_norm``) over ``axes``, after the op's type rule has checked the
+(``torch.linalg.vector_norm``) over ``axes``, and ``histc`` (``torch.histc``), after the op's type rule has checked the
 operand. ``axes=()`` reduces nothing (hir.md's rule for ``reduce``), where torch would read
 an empty ``dim`` as every axis."""
 
@@ -9,7 +9,8 @@ from tfexec.semantics.context import EvaluateContext
 from tfexec.semantics.rules.common import as_tensor
 from tfexec.semantics.rules.typerule import TypeRule
 from tfexec.semantics.registry import Arg, Kernel, value_rule
-from tfexec.ir.ops.aggregate import LogicalReduceOp, ReduceAll, ReduceAny, VectorNorm
+from tfexec.errors import EvalError
+from tfexec.ir.ops.aggregate import Histc, LogicalReduceOp, ReduceAll, ReduceAny, VectorNorm
 
 
 def _logical(op: LogicalReduceOp, every: bool) -> Kernel:
@@ -56,3 +57,20 @@ def _vector_norm(op: VectorNorm, args: tuple[Arg, ...]) -> Kernel:
         return out
 
     return Kernel(vector_norm, needs_ctx=True)
+
+
+@value_rule(Histc)
+def _histc(op: Histc, args: tuple[Arg, ...]) -> Kernel:
+    rule = TypeRule(op)
+
+    def histc(ctx: EvaluateContext, x: object) -> torch.Tensor:
+        rule.check(x)
+        t = as_tensor(ctx, x)
+        if op.min == op.max and t.numel() and not bool(torch.isfinite(t).all()):
+            raise EvalError(
+                f"histc with min == max ({op.min}) takes its range from x, whose elements are not all finite"
+                " [histc (C3)]"
+            )
+        return torch.histc(t, op.bins, op.min, op.max)
+
+    return Kernel(histc, needs_ctx=True)
