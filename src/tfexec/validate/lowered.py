@@ -197,7 +197,14 @@ class GraphDenotation:
             args = [self.positions(s, reads, where, node) for s in what.args]
             dims = heads.call_scope(terms, what.callee, what.layouts, args)
             steps.append((dims, what.call))
-            self.open(what.callee_scope, dims)
+            if type(what.callee_scope) is int and 0 < what.callee_scope < self.graph.scope_count:
+                self.open(what.callee_scope, dims)
+            else:  # the run would index its scope table out of range (or reopen the entry's)
+                self.problem(
+                    "scopes", where,
+                    f"opens dim scope {what.callee_scope}; a call boundary opens one of 1..{self.graph.scope_count - 1}",
+                    node,
+                )
             return tuple(args)
         if isinstance(what, RunLoop):
             return self.loop(node, what, reads, steps, nested, prefix, level, where, enclosing)
