@@ -5,12 +5,14 @@ parameter's declared layout, a re-registered handler. Each test runs both routes
 comparison and validation where the program lowers), so a lowering or visitor that gets the
 construct wrong fails it; the table in the issue's report says which mutant each one kills."""
 
+import collections
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
 import pytest
 import torch
+from hypothesis import HealthCheck, Phase, given, settings
 
 import tfexec.testing  # noqa: F401  (registers the testing_* handlers)
 from tfexec import (
@@ -40,9 +42,11 @@ from tfexec import (
 )
 from tfexec.ir.dtypes import DType
 from tfexec.semantics.registry import Handler, eval_registry
+from tfexec.testing import Program, programs
 from tfexec.testing.handlers import PassThrough, Probe
 from tfexec.validate import validate
 
+from boundary_features import BOUNDARY_FEATURES, program_features
 from shared_helpers import SameTypeOp
 
 
@@ -222,3 +226,27 @@ def test_a_handler_registered_again_is_the_one_both_routes_call(reregistered: No
     register_eval(Reregistered, override=True)(_adds(5.0))
     assert torch.equal(evaluate(fn, torch.zeros(2)), torch.full((2,), 5.0))  # type: ignore[arg-type]
     assert torch.equal(lower(fn).run(torch.zeros(2)), torch.full((2,), 5.0))  # type: ignore[arg-type]
+
+
+# -- the random programs build these constructs ------------------------------------------------
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs(ensure=("boundaries",), weak_values=True))
+def test_routes_agree_on_random_programs_at_the_boundaries(program: Program) -> None:
+    report = check_equivalence(program.target, *program.inputs)
+    assert report.ok and report.compared > 0, f"{program!r}\n{report}"
+    assert _same(evaluate(program.target, *program.inputs), lower(program.target).run(*program.inputs))
+
+
+def test_the_boundary_programs_build_every_construct_the_mutants_needed() -> None:
+    seen: collections.Counter[str] = collections.Counter()
+
+    @settings(max_examples=80, deadline=None, derandomize=True, database=None, phases=[Phase.generate])
+    @given(programs(ensure=("boundaries",), weak_values=True))
+    def collect(program: Program) -> None:
+        seen.update(program_features(program.function))
+
+    collect()
+    wanted = {*BOUNDARY_FEATURES, "nested tuple param", "index-valued carry", "callee last in a loop body"}
+    assert not wanted - set(seen), f"not drawn in 80 programs: {sorted(wanted - set(seen))} (seen: {dict(seen)})"
