@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from tfexec.api_checks import public
-from tfexec.errors import TypeInferenceError
+from tfexec.errors import IRConstructionError, TypeInferenceError
 from tfexec.ir.boundary import call_mismatch, substitute_type
 from tfexec.ir.describe import describe_expr
 from tfexec.ir.dtypes import DType
@@ -26,7 +26,8 @@ from tfexec.ir.expr import (
 )
 from tfexec.ir.graph import MAX_NESTING, NESTING_REFUSED, function_order, loop_plan, post_order
 from tfexec.ir.ops.base import Op, Operand, TypeRuleError
-from tfexec.ir.types import TensorType, TupleType, Type
+from tfexec.ir.ops.promotion import default_dtype_refusal
+from tfexec.ir.types import MAX_TUPLE_DEPTH, TUPLE_DEPTH_REFUSED, TensorType, TupleType, Type
 from tfexec.ir.weak import weak_source
 
 _INDEX_TYPE = TensorType((), DType.int64)
@@ -36,6 +37,9 @@ T = TypeVar("T")
 @public
 def infer_types(fn: Function) -> Function:
     """Fill ``checked_type`` on every node reachable from ``fn`` and return ``fn``."""
+    refusal = default_dtype_refusal()
+    if refusal is not None:
+        raise TypeInferenceError(f"{describe_expr(fn)}: {refusal}")
     _Inference().function(fn)
     return fn
 
@@ -87,7 +91,10 @@ class _Inference:
         if isinstance(node, ConstTensor):
             return node.type
         if isinstance(node, Tuple):
-            return TupleType(tuple(_checked(f) for f in node.fields))
+            fields = tuple(_checked(f) for f in node.fields)
+            if any(isinstance(f, TupleType) and f.depth >= MAX_TUPLE_DEPTH for f in fields):
+                raise TypeInferenceError(f"{describe_expr(node)}: {TUPLE_DEPTH_REFUSED}")
+            return TupleType(fields)
         if isinstance(node, TupleGetItem):
             t = _checked(node.tuple)
             if not isinstance(t, TupleType):
@@ -149,7 +156,10 @@ class _Inference:
                 )
         if len(region.carried_args) == 1:
             return region.carried_args[0].type
-        return TupleType(tuple(v.type for v in region.carried_args))
+        try:
+            return TupleType(tuple(v.type for v in region.carried_args))
+        except IRConstructionError:
+            raise TypeInferenceError(f"{describe_expr(region)}: {TUPLE_DEPTH_REFUSED}") from None
 
 
 def _checked(node: Expr) -> Type:
@@ -187,5 +197,5 @@ def _call_op(call: Call, op: Op) -> Type:
         raise TypeInferenceError(f"{describe_expr(call)}: {arity}")
     try:
         return op.infer(tuple(_operand(a) for a in call.args))
-    except TypeRuleError as err:
+    except (TypeRuleError, IRConstructionError) as err:  # a type rule making a tuple type too deep, say
         raise TypeInferenceError(f"{describe_expr(call)}: {err}") from None

@@ -201,21 +201,34 @@ def test_engineering_no_reference_cycle_keeps_memo_alive(monkeypatch: pytest.Mon
     assert all(v() is None for v in visitors)
 
 
-def test_engineering_deeply_nested_tuple_result_and_projection() -> None:
-    x = Var("x", f32[1])
-    t: Expr = x
-    for _ in range(5_000):
-        t = Tuple((t, x))
-    out: Expr = t
-    for _ in range(5_000):
-        out = TupleGetItem(out, 0)
+def test_engineering_nested_tuples_evaluate_up_to_the_limit_and_are_refused_past_it() -> None:
+    # tuples nest at most MAX_TUPLE_DEPTH deep, the same limit on both routes (issue #28, E):
+    # up to it the direct route evaluates and projects them; past it the Tuple node that
+    # would go deeper is an EvalError naming the limit, never a RecursionError
+    from tfexec.ir.types import MAX_TUPLE_DEPTH
+
+    def nested(depth: int) -> tuple[Var, Expr, Expr]:
+        x = Var("x", f32[1])
+        t: Expr = x
+        for _ in range(depth):
+            t = Tuple((t, x))
+        out: Expr = t
+        for _ in range(depth):
+            out = TupleGetItem(out, 0)
+        return x, t, out
+
+    x, t, out = nested(MAX_TUPLE_DEPTH)
     assert tensor(evaluate(Function("proj", (x,), ops.add(out, 1.0)), torch.ones(1))).item() == 2.0
-    nested = evaluate(Function("nested", (x,), t), torch.ones(1))
+    value = evaluate(Function("nested", (x,), t), torch.ones(1))
     depth = 0
-    while isinstance(nested, tuple):
-        assert len(nested) == 2 and torch.equal(tensor(nested[1]), torch.ones(1))
-        nested, depth = nested[0], depth + 1
-    assert depth == 5_000 and torch.equal(tensor(nested), torch.ones(1))
+    while isinstance(value, tuple):
+        assert len(value) == 2 and torch.equal(tensor(value[1]), torch.ones(1))
+        value, depth = value[0], depth + 1
+    assert depth == MAX_TUPLE_DEPTH and torch.equal(tensor(value), torch.ones(1))
+    x, t, out = nested(5_000)
+    for body in (ops.add(out, 1.0), t):
+        with pytest.raises(EvalError, match=rf"^tuple\(<Tuple>, x\): tuples nest more than {MAX_TUPLE_DEPTH} deep"):
+            evaluate(Function("deep", (x,), body), torch.ones(1))
 
 
 def test_engineering_call_nesting_past_the_limit_is_the_same_evalerror_on_both_routes() -> None:

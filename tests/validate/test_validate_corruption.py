@@ -331,3 +331,23 @@ def test_a_boundary_opening_the_wrong_scope_is_refused() -> None:
     report = validate(with_body(graph, rebuilt(graph.body, nodes)))
     assert ("scopes", "f/g/ones") in found(report)
     assert "computes in dim scope 1, which no call boundary before it opens" in str(report)
+
+
+def test_a_boundary_opening_a_scope_past_the_scope_table_is_refused() -> None:
+    """The boundary and its callee's nodes moved to scope ``scope_count``: the run would index
+    its scope table out of range; validation refuses the boundary (issue #28)."""
+    graph = lower(_scoped_callee())
+    past = graph.scope_count
+    nodes = []
+    for n in graph.nodes:
+        if isinstance(n.what, EnterCall):
+            n = dataclasses.replace(n, what=dataclasses.replace(n.what, callee_scope=past))
+        elif n.scope == 1:
+            n = dataclasses.replace(n, scope=past)
+        nodes.append(n)
+    corrupted = with_body(graph, rebuilt(graph.body, nodes))
+    report = validate(corrupted)
+    assert not report.ok
+    assert f"opens dim scope {past}; a call boundary opens one of 1..{past - 1}" in str(report)
+    with pytest.raises(EvalError):  # the corruption is real: the run cannot open that scope
+        corrupted.run(torch.ones(3))

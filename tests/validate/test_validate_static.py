@@ -6,6 +6,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import ClassVar
 
+import pytest
 import torch
 
 from tfexec import (
@@ -110,3 +111,87 @@ def test_a_run_step_that_does_not_follow_its_node_is_refused() -> None:
     object.__setattr__(body, "steps", tuple(steps))
     first = refused(validate(with_body(graph, body)), "reads", "f/d")
     assert first.reason == "the run loop's step for this node is not its kind's function in its dim scope"
+
+
+# -- the run loop's data movers are run, symbolically, not trusted (issue #28) ------------------
+
+
+def _nested_program() -> Function:
+    from tfexec import Call, TupleGetItem, TupleType
+
+    nested = TupleType((TupleType((f32[2], f32[2])), f32[2]))
+    q = Var("q", nested)
+    g = Function("g", (q,), ops.sub(TupleGetItem(TupleGetItem(q, 0), 1), TupleGetItem(q, 1)))
+    p = Var("p", nested)
+    return Function("f", (p,), ops.add(Call(g, (p,)), TupleGetItem(TupleGetItem(p, 0), 0)))
+
+
+def test_a_projection_of_the_run_loop_that_stops_short_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tfexec.forward import run
+
+    graph = lower(_nested_program())
+    assert validate(graph).ok
+
+    def short(value: object, path: tuple[int, ...]) -> object:
+        for i in path[:1]:
+            assert isinstance(value, tuple)
+            value = value[i]
+        return value
+
+    monkeypatch.setattr(run, "project", short)
+    report = validate(lower(_nested_program()))
+    assert not report.ok and "the run loop's getter for it gives" in str(report), str(report)
+
+
+def test_a_rebuild_that_reorders_fields_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tfexec.forward import kinds
+
+    real = kinds.rebuild
+
+    def reordered(shape: object, flat: "list[object]") -> object:
+        out = real(shape, flat)  # type: ignore[arg-type]
+        return tuple(reversed(out)) if isinstance(out, tuple) else out
+
+    monkeypatch.setattr(kinds, "rebuild", reordered)
+    report = validate(lower(_nested_program()))
+    assert not report.ok and "rebuilding its values from its reads gives" in str(report), str(report)
+
+
+def test_a_run_step_whose_getter_swaps_the_reads_is_refused() -> None:
+    from tfexec.forward.run import DIRECT, getter
+
+    x, y = Var("x", f32[2]), Var("y", f32[2])
+    graph = lower(Function("f", (x, y), ops.sub(x, ops.mul(y, 2.0))))
+    body = graph.body
+    steps = list(body.steps)
+    f, kind, a, b, _, scope, frees = steps[-1]
+    swapped = getter([Read(1), Read(0)] if a == 0 else [Read(b), Read(a)])
+    steps[-1] = (f, DIRECT, 0, 0, swapped, scope, frees)
+    object.__setattr__(body, "steps", tuple(steps))
+    report = validate(graph)
+    assert not report.ok and "the run loop's getter for it gives" in str(report), str(report)
+
+
+def test_a_node_not_converting_a_host_int_index_it_reads_is_refused() -> None:
+    """``testing_pass`` of a ``dim_*`` result and a callee given one: both must make the host
+    int a tensor first (their ``conv``); with it dropped, validation refuses the node."""
+    import tfexec.testing  # noqa: F401  (registers testing_pass)
+    from tfexec import Call, i64
+    from tfexec.forward.kinds import EnterCall, HandlerCall
+    from tfexec.testing.handlers import PassThrough
+
+    p, a = Var("p", i64[()]), Var("a", i64[()])
+    g = Function("g", (a,), ops.mul(a, 2))
+    index = ops.dim_add(p, 1)
+    fn = Function("f", (p,), ops.add(ops.apply(PassThrough(), index), Call(g, (index,))))
+    graph = lower(fn)
+    assert validate(graph).ok
+    for kind in (HandlerCall, EnterCall):
+        nodes = list(graph.body.nodes)
+        i = next(i for i, n in enumerate(nodes) if isinstance(n.what, kind))
+        assert nodes[i].what.conv == (0,)  # type: ignore[union-attr]
+        nodes[i] = dataclasses.replace(nodes[i], what=dataclasses.replace(nodes[i].what, conv=()))  # type: ignore[type-var]
+        from validate.surgery import rebuilt
+
+        report = validate(with_body(graph, rebuilt(graph.body, nodes)))
+        assert not report.ok and "may hold an index value as a host int, which it does not make a tensor" in str(report)

@@ -165,7 +165,7 @@ class EvaluatorVisitor(ExprVisitor[Value]):
 
     def visit_Tuple(self, node: Tuple, ctx: EvaluateContext) -> Value:
         memo = self.memo
-        return TupleValue(tuple([memo[id(f)] for f in node.fields]))
+        return messages.tuple_value(node, [memo[id(f)] for f in node.fields])
 
     def visit_TupleGetItem(self, node: TupleGetItem, ctx: EvaluateContext) -> Value:
         inner = self.memo[id(node.tuple)]
@@ -239,7 +239,7 @@ class EvaluatorVisitor(ExprVisitor[Value]):
         if not region.carried_args:
             assert last is not None
             return relabel(last, self.layouts.of(region))
-        result = carries[0] if len(carries) == 1 else TupleValue(tuple(carries))
+        result = carries[0] if len(carries) == 1 else messages.tuple_value(region, carries)
         return relabel(result, self.layouts.of(region))
 
 

@@ -113,7 +113,10 @@ class Body:
                     else:
                         out = f(run, scope, get(values))  # type: ignore[misc]
                     if static is None or not isinstance(out, torch.Tensor) or (out.dtype, out.shape) != static:
-                        check_node(node, observed(out, run.device), checks)
+                        try:
+                            check_node(node, observed(out, run.device), checks)
+                        except TypeCheckError as refused:
+                            raise _CheckRefused(refused) from None
                     append(out)
                     if free and frees:
                         for s in frees:
@@ -187,11 +190,21 @@ def leaves(ref: Ref) -> list[Read]:
     return out
 
 
+class _CheckRefused(Exception):
+    """The runtime check refused a node's value: its ``TypeCheckError`` surfaces as it is (a
+    kernel raising ``TypeCheckError`` itself is a failing dispatch, wrapped like any other)."""
+
+    def __init__(self, error: TypeCheckError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 def _node_error(node: ForwardNode, exc: Exception) -> Exception:
-    """The error a failing node surfaces: an op kernel's failure wrapped exactly as the visitor
-    wraps it; every other node raises tfexec errors that are already final."""
-    if isinstance(exc, TypeCheckError):
-        return exc
+    """The error a failing node surfaces: the runtime check's refusal as it is; an op kernel's
+    failure wrapped exactly as the visitor wraps it; every other node raises tfexec errors that
+    are already final."""
+    if isinstance(exc, _CheckRefused):
+        return exc.error
     if node.what.dispatch:
         return messages.dispatch_failed(node.source, exc)
     if isinstance(exc, TfexecError):
@@ -203,6 +216,8 @@ def _reraise(node: ForwardNode, exc: Exception) -> None:
     err = _node_error(node, exc)
     if err is exc:
         raise exc
+    if isinstance(exc, _CheckRefused):
+        raise err from None
     raise err from exc
 
 

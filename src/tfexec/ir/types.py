@@ -4,7 +4,7 @@ Types are values: frozen, slotted, compared structurally, and their ``str`` is t
 text-format spelling (``f32[B, 64]``, ``(f32[4], i64[()])``, ``f32[8] @ Layout((2, 4))``).
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeAlias, Union
 
 from tfexec.errors import IRConstructionError
@@ -154,15 +154,29 @@ class TensorType:
         return base if self.layout is None else f"{base} @ {self.layout}"
 
 
+MAX_TUPLE_DEPTH = 64
+"""How deep tuples may nest (a tensor is depth 0, a tuple of tensors depth 1): a type, a value
+and a ``Tuple`` node deeper than this are refused, alike on both routes and in ``bind_inputs``,
+so no walk over a tuple tree meets Python's recursion limit."""
+TUPLE_DEPTH_REFUSED = f"tuples nest more than {MAX_TUPLE_DEPTH} deep here; tfexec refuses deeper tuples (MAX_TUPLE_DEPTH)"
+"""Why a tuple past ``MAX_TUPLE_DEPTH`` is refused (after ``describe_expr`` of its node)."""
+
+
 @dataclass(frozen=True, slots=True)
 class TupleType:
-    """The type of a tuple value: one type per field."""
+    """The type of a tuple value: one type per field; ``depth`` is how deep it nests (at most
+    ``MAX_TUPLE_DEPTH``)."""
 
     fields: tuple["Type", ...]
+    depth: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.fields, tuple) or not all(isinstance(f, (TensorType, TupleType)) for f in self.fields):
             raise IRConstructionError(f"TupleType.fields must be a tuple of types, got {self.fields!r}")
+        depth = 1 + max((f.depth for f in self.fields if isinstance(f, TupleType)), default=0)
+        if depth > MAX_TUPLE_DEPTH:
+            raise IRConstructionError(f"TupleType: {TUPLE_DEPTH_REFUSED}")
+        object.__setattr__(self, "depth", depth)
 
     def __str__(self) -> str:
         if len(self.fields) == 1:
@@ -173,6 +187,8 @@ class TupleType:
 Type: TypeAlias = Union[TensorType, TupleType]
 
 __all__ = [
+    "MAX_TUPLE_DEPTH",
+    "TUPLE_DEPTH_REFUSED",
     "DimExpr",
     "DimVar",
     "Layout",

@@ -12,8 +12,9 @@ from tfexec.ir.boundary import boundary_mismatch, call_mismatch
 from tfexec.ir.describe import describe_expr
 from tfexec.ir.dims import DimError, DimExpr, DimVar, ShapeDim, resolve_dim
 from tfexec.ir.expr import Call, Function, Var
+from tfexec.ir.ops.promotion import default_dtype_refusal
 from tfexec.ir.types import TensorType, TupleType, Type
-from tfexec.semantics.values import TensorValue, TupleValue, Value, type_of_value
+from tfexec.semantics.values import I64_MAX, TensorValue, TupleValue, Value, type_of_value
 from tfexec.wording import a
 
 
@@ -116,12 +117,17 @@ def bind_inputs(
         raise EvalError(
             f"{describe_expr(fn)}: expects {len(fn.params)} input(s) ({names}), got {len(inputs)}"
         )
+    refusal = default_dtype_refusal()
+    if refusal is not None:
+        raise EvalError(f"{describe_expr(fn)}: {refusal}")
     device = run_device(fn, inputs)
     dims: dict[str, int] = {}
     first: dict[str, str] = {}
     for name, size in (given or {}).items():
-        if not isinstance(name, str) or isinstance(size, bool) or not isinstance(size, int) or size < 0:
-            raise EvalError(f"{describe_expr(fn)}: dims= maps dim names to sizes (non-negative ints), got {name!r}: {size!r}")
+        if not isinstance(name, str) or isinstance(size, bool) or not isinstance(size, int) or not 0 <= size <= I64_MAX:
+            raise EvalError(
+                f"{describe_expr(fn)}: dims= maps dim names to sizes (ints from 0 to {I64_MAX}), got {name!r}: {size!r}"
+            )
         dims[name] = size
         first[name] = "dims="
     values = [

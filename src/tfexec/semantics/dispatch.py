@@ -9,7 +9,6 @@ direct route feeds them the operands' ``Value``s, the lowered graph the values o
 node's declared reads. Every failure is an ``EvalError`` prefixed by ``describe_expr(call)``.
 """
 
-import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
@@ -18,13 +17,13 @@ from typing import TypeAlias, Union
 import torch
 
 from tfexec.errors import EvalError
-from tfexec.ir.dtypes import DType
 from tfexec.ir.expr import Call
 from tfexec.ir.ops.base import Op
 from tfexec.ir.types import Layout, ShardLayout, TupleType, Type
 from tfexec.ir.weak import OperandView, Weak, operand_view
 from tfexec.semantics import messages
 from tfexec.semantics.context import EvaluateContext
+from tfexec.semantics.contract import check_handler_result, checked_kernel
 from tfexec.semantics.layouts import tensor_layout
 from tfexec.semantics.registry import Arg, Kernel, OpRule, eval_registry
 from tfexec.semantics.values import (
@@ -83,7 +82,7 @@ def plan_call(call: Call, op: Op, operand_layouts: Sequence[LayoutTree]) -> Call
         except Exception as exc:  # a rule must not raise here; if one does, the call fails when reached
             refusal = messages.dispatch_failed(call, exc)
         if kernel is not None and not rule.value_rule.__module__.startswith(_CATALOGUE):
-            kernel = _ir_dtype_checked(kernel)
+            kernel = checked_kernel(kernel, type(op).__name__)
     layout = op.value_layout(tuple(tensor_layout(lay) for lay in layouts))
     direct = all(v is None for v in views)
     assemble = None if direct or kernel is None else assembler(views)
@@ -92,20 +91,8 @@ def plan_call(call: Call, op: Op, operand_layouts: Sequence[LayoutTree]) -> Call
 
 _CATALOGUE = "tfexec.semantics.rules."
 """Where the catalogue's value rules live: their kernels make IR dtypes by construction
-(proofs_notes, Lemma 5); a user's value rule is checked at every call, on both routes."""
-
-
-def _ir_dtype_checked(kernel: Kernel) -> Kernel:
-    """``kernel`` refusing a result of a dtype the IR does not name (a user rule making complex64, say)."""
-    fn = kernel.fn
-
-    def checked(*operands: object) -> torch.Tensor:
-        out = fn(*operands)
-        if isinstance(out, torch.Tensor):
-            DType.from_torch(out.dtype)  # TypeError: "torch dtype ... has no HIR DType; supported: ..."
-        return out
-
-    return dataclasses.replace(kernel, fn=checked)
+(proofs_notes, Lemma 5); a user's value rule's kernel is checked at every call, on both
+routes (``tfexec.semantics.contract``)."""
 
 
 _PLAIN_ARG, _WEAK_ARG = Arg(), Arg(weak=True)  # the common Args, shared (a program has one per operand)
@@ -215,6 +202,5 @@ def apply_handler(plan: CallPlan, ctx: EvaluateContext, values: Sequence[Value])
         value = rule.handler(ctx.for_op(plan.op, handler_operands(plan, values), plan.call.checked_type))
     except Exception as exc:  # every failure surfaces as EvalError (spec §3)
         raise messages.dispatch_failed(plan.call, exc) from exc
-    if not isinstance(value, (TensorValue, TupleValue)):
-        raise messages.not_a_value(plan.call, plan.op, value)
+    check_handler_result(plan.call, type(plan.op).__name__, value, ctx.dim_bindings)
     return relabel(value, plan.layout)

@@ -4,6 +4,7 @@ Every message starts with ``describe_expr`` of the node it is about (its source 
 binding and op), then says what is wrong and, where there is one, what to do.
 """
 
+from collections.abc import Sequence
 from dataclasses import fields
 
 from tfexec.errors import EvalError, TfexecError
@@ -11,6 +12,8 @@ from tfexec.ir.describe import describe_expr
 from tfexec.ir.expr import Call, Expr, Function, GridRegionExpr, TupleGetItem, Var, is_expr
 from tfexec.ir.graph import NESTING_REFUSED
 from tfexec.ir.ops.base import Op
+from tfexec.ir.types import TUPLE_DEPTH_REFUSED
+from tfexec.semantics.values import TupleValue, Value
 from tfexec.wording import a
 
 
@@ -37,6 +40,15 @@ def recursive_call(call: Call, callee: Function) -> EvalError:
 
 def nesting_too_deep(node: Call | GridRegionExpr) -> EvalError:
     return EvalError(f"{describe_expr(node)}: {NESTING_REFUSED}")
+
+
+def tuple_value(node: Expr, elements: Sequence[Value]) -> TupleValue:
+    """The tuple of ``elements`` that ``node`` makes, or the ``EvalError`` naming ``node`` when
+    it would nest deeper than ``MAX_TUPLE_DEPTH``."""
+    try:
+        return TupleValue(tuple(elements))
+    except EvalError:
+        raise EvalError(f"{describe_expr(node)}: {TUPLE_DEPTH_REFUSED}") from None
 
 
 def missing_handler(call: Call) -> EvalError:
@@ -80,10 +92,6 @@ def _holds_expr(value: object) -> bool:
         elif isinstance(item, dict):
             stack.extend(item.values())
     return False
-
-
-def not_a_value(call: Call, op: Op, found: object) -> EvalError:
-    return EvalError(f"{describe_expr(call)}: the handler for {type(op).__name__} returned {type(found).__name__}, not a Value")
 
 
 def reason_of(exc: BaseException) -> str:

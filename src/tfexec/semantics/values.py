@@ -9,9 +9,9 @@ from typing import TypeAlias, Union, assert_never
 
 import torch
 
-from tfexec.errors import IRConstructionError
+from tfexec.errors import EvalError, IRConstructionError
 from tfexec.ir.dtypes import DType
-from tfexec.ir.types import Layout, ShardLayout, TensorType, TupleType, Type
+from tfexec.ir.types import MAX_TUPLE_DEPTH, TUPLE_DEPTH_REFUSED, Layout, ShardLayout, TensorType, TupleType, Type
 
 LayoutTree: TypeAlias = Union[Layout, ShardLayout, None, tuple["LayoutTree", ...]]
 """The layout(s) a value carries: one per tensor, in the value's tuple structure (a single
@@ -79,6 +79,12 @@ class ComputedValue(TensorValue):
     @property
     def layout(self) -> "Layout | ShardLayout | None":
         return self._layout  # known without making the type
+
+
+I64_MIN, I64_MAX = -(2**63), 2**63 - 1
+"""The range of an index value (``i64[()]``): every host int a run holds as one lies in it —
+``dim_*`` results are checked (their C3), loop indices and dim sizes are smaller — so making
+its tensor never fails (proofs_notes, Lemma 15)."""
 
 
 def index_tensor(i: int, device: "str | None") -> torch.Tensor:
@@ -165,9 +171,20 @@ class IndexValue(LazyTensorValue):
 
 @dataclass(frozen=True, slots=True, eq=False)
 class TupleValue(_ValueBase):
-    """Evaluated values in field order."""
+    """Evaluated values in field order; ``depth`` is how deep it nests (at most
+    ``MAX_TUPLE_DEPTH``: a deeper one is refused with an ``EvalError`` when made)."""
 
     elements: tuple["Value", ...]
+    depth: int = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        depth = 1
+        for e in self.elements:
+            if isinstance(e, TupleValue) and e.depth >= depth:
+                depth = e.depth + 1
+        if depth > MAX_TUPLE_DEPTH:
+            raise EvalError(TUPLE_DEPTH_REFUSED)
+        object.__setattr__(self, "depth", depth)
 
 
 Value: TypeAlias = TensorValue | TupleValue

@@ -51,6 +51,12 @@ class Config:
     max_loop_depth: int = 2
     v2_ops: bool = True
 
+    @property
+    def boundaries(self) -> bool:
+        """Whether to draw the boundary constructs (``ensure=("boundaries",)``): index-valued
+        carries, a callee last in a loop body, besides ``_boundary``'s own."""
+        return "boundaries" in self.ensure
+
 
 @dataclass(eq=False, slots=True)
 class Weights:

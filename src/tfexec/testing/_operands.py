@@ -7,7 +7,7 @@ from tfexec import ops
 from tfexec.ir.dims import ShapeDim
 from tfexec.ir.dtypes import DType
 from tfexec.ir.expr import Constant, Var
-from tfexec.ir.types import Layout, ShardLayout, TensorType, TupleType
+from tfexec.ir.types import Layout, ShardLayout, TensorType, TupleType, Type
 from tfexec.testing._gen import I64_SCALAR, SCALARS, Gen, Val, broadcast, draw_dtype, input_for, scalar_for, tensor_for
 from tfexec.testing._layouts import laid_out
 
@@ -22,15 +22,28 @@ def initial_params(g: Gen) -> None:
     for _ in range(g.draw(st.integers(0 if g.dim_vars else 1, 2))):
         g.fresh(laid_out(g, TensorType(g.shape(), draw_dtype(g))))
     if g.config.tuples and g.draw(st.integers(0, 3)) == 0:
-        fields = tuple(laid_out(g, TensorType(g.shape(2), draw_dtype(g))) for _ in range(2))
+        fields: tuple[Type, ...] = tuple(laid_out(g, TensorType(g.shape(2), draw_dtype(g))) for _ in range(2))
+        if g.config.boundaries and g.draw(st.booleans()):  # a nested one: ((a, b), c), read by paths of two
+            fields = (TupleType(fields), laid_out(g, TensorType(g.shape(2), draw_dtype(g))))
         t = TupleType(fields)
         var = Var(f"p{len(g.params)}", t)
         g.params.append(var)
-        items = [input_for(g, tensor_for(g, f, None, None)) for f in fields]
+        items = [_input_of_type(g, f) for f in fields]
         g.inputs.append(list(items) if g.config.cast_inputs and g.draw(st.integers(0, 3)) == 0 else tuple(items))
         g.project(var, t, True)
-        for v in g.scopes[0][-2:]:
+        for v in g.scopes[0][-_leaf_count(t):]:
             v.computed = False
+
+
+def _input_of_type(g: Gen, t: Type) -> object:
+    """A concrete input of type ``t`` (a tuple's, field by field)."""
+    if isinstance(t, TupleType):
+        return tuple(_input_of_type(g, f) for f in t.fields)
+    return input_for(g, tensor_for(g, t, None, None))
+
+
+def _leaf_count(t: Type) -> int:
+    return sum(_leaf_count(f) for f in t.fields) if isinstance(t, TupleType) else 1
 
 
 def shape_of(g: Gen, x: ops.Operand) -> tuple[ShapeDim, ...]:

@@ -13,6 +13,7 @@ from tfexec.ir.expr import Function, GridRegionExpr, Tuple, Var
 from tfexec.ir.span import Span
 from tfexec.ir.types import TensorType, TupleType, Type
 from tfexec.testing._constructs import OP_CONSTRUCTS
+from tfexec.testing._boundary import BOUNDARY_CONSTRUCTS, index_call, index_value, outer_index_read
 from tfexec.testing._constructs_v2 import V2_CONSTRUCTS
 from tfexec.testing._gen import I64_SCALAR, Callee, Gen, Val, broadcast, deep_ids, draw_dtype, ids
 from tfexec.testing._handler_calls import handler_call, probe_call
@@ -144,6 +145,10 @@ def _loop(g: Gen) -> Val | None:
     j = next(g.counter)
     index = Var(f"k{j}", I64_SCALAR)
     inits = [g.pick() or value_of_type(g, TensorType(g.shape(), draw_dtype(g))) for _ in range(n_carries)]
+    if n_carries and g.config.boundaries and g.draw(st.integers(0, 2)) == 0:  # an index-valued carry (a host int)
+        index_init = index_value(g)
+        if index_init is not None:
+            inits[-1] = index_init
     phis = [Var(f"c{j}_{i}", v.type) for i, v in enumerate(inits)]
     g.scopes.append([])
     g.indices.append((index, trips))
@@ -152,11 +157,18 @@ def _loop(g: Gen) -> Val | None:
     _ensure_inside(g)
     for _ in range(g.draw(st.integers(1, 3))):
         step(g)
+    if g.config.boundaries and g.draw(st.booleans()):
+        outer_index_read(g)  # a tensor kernel on an index made outside the loop (a host int passed in)
+    last_call = None
+    if g.config.boundaries and g.config.calls and not g.is_callee and g.draw(st.integers(0, 2)) == 0:
+        last_call = index_call(g, g.scopes[-1][0])  # a callee of the index, last in the body: nothing after it
     sinks = [v for v in g.scopes[-1] if v.computed and id(v.expr) not in g.used]
     if phi_vals:
         yields = [_yield(g, phi, sinks[i :: len(phi_vals)]).expr for i, phi in enumerate(phi_vals)]
         t: Type = phis[0].type if len(phis) == 1 else TupleType(tuple(p.type for p in phis))
         body = yields[0] if len(yields) == 1 else Tuple(tuple(yields))
+    elif last_call is not None:  # the loop's value is the call's: the body ends in it
+        yields, t, body = [], last_call.type, last_call.expr
     else:
         last = sinks[0] if sinks else g.pick()
         assert last is not None
@@ -192,6 +204,11 @@ def _yield(g: Gen, phi: Val, sources: list[Val]) -> Val:
     otherwise unused values (``_fold``, cast back if promotion changed the dtype, resharded
     back to the carry's layout), or, when
     there are none, sometimes another value of that type or the phi itself."""
+    if g.config.boundaries and phi.type == I64_SCALAR and g.draw(st.booleans()):  # the carry stays an index value
+        index = g.indices[-1][0]
+        step_up = g.emit(g.draw(st.sampled_from((ops.dim_add, ops.dim_max)))(phi.expr, index), bounded=True)
+        if step_up is not None:
+            return step_up
     kind = "update" if sources else g.draw(st.sampled_from(("update", "same", "identity")))
     if kind == "identity":
         return phi
@@ -217,10 +234,12 @@ CONSTRUCTS: tuple[Callable[[Gen], Val | None], ...] = (
     *OP_CONSTRUCTS, _tuple, _call, _loop, _loop, _call, reshard, local, weight, handler_call,
 )
 """What ``step`` draws from (a construct listed twice is drawn twice as often); the last four
-return None when their switch is off."""
+return None when their switch is off. The boundary constructs (``_boundary``) are drawn where
+``ensure=("boundaries",)`` asks for them, so the default mix stays as it was."""
 
 ENSURED_CONSTRUCTS: dict[str, tuple[Callable[[Gen], Val | None], ...]] = {
     "layouts": (reshard, local), "weights": (weight,), "handlers": (handler_call, probe_call), "v2_ops": V2_CONSTRUCTS,
+    "boundaries": BOUNDARY_CONSTRUCTS,
 }
 """The constructs each ``programs(ensure=...)`` name stands for (``cast_inputs`` is about
 the inputs, not a construct)."""

@@ -67,7 +67,7 @@ from tfexec.testing._structure import ENSURED_CONSTRUCTS, ensure, step
 
 __all__ = ["ENSURABLE", "FAILURE_KINDS", "Program", "programs", "render"]
 
-ENSURABLE = ("layouts", "weights", "handlers", "cast_inputs", "v2_ops")
+ENSURABLE = ("layouts", "weights", "handlers", "cast_inputs", "v2_ops", "boundaries")
 """The constructs ``programs(ensure=...)`` can require of every program."""
 
 
@@ -157,11 +157,16 @@ def programs(
         failing: plant one node that fails at run time (``Program.error``; see
             ``tfexec.testing._failures``): every program drawn then fails.
         ensure: constructs each program must contain, among ``ENSURABLE`` (each must also
-            be switched on).
+            be switched on); ``"boundaries"`` is one of ``_boundary``'s: an index value given
+            to a handler or a callee, an outer ``dim_*`` value read by a tensor kernel in a
+            loop, equal-valued weak constants of different dtypes read as tensors.
     """
     if max_ops < 1:
         raise ValueError(f"programs: max_ops must be at least 1, got {max_ops}")
-    switches = {"layouts": layouts, "weights": weights, "handlers": handlers, "cast_inputs": cast_inputs, "v2_ops": v2_ops}
+    switches = {
+        "layouts": layouts, "weights": weights, "handlers": handlers, "cast_inputs": cast_inputs, "v2_ops": v2_ops,
+        "boundaries": True,  # each boundary construct returns None where its own switch is off
+    }
     if isinstance(ensure, str):
         raise ValueError(f"programs: ensure takes a tuple of names, e.g. ensure=({ensure!r},)")
     for name in ensure:

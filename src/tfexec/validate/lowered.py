@@ -19,16 +19,19 @@ problem and denoted by a ``malformed`` term, so it never compares equal to the p
 from collections.abc import Sequence
 
 from tfexec.forward.graph import ForwardGraph
+from tfexec.forward import kinds
 from tfexec.forward.kinds import EnterCall, Fail, HandlerCall, MakeConstant, OpApply, ReadWeight, RunLoop, Shape
 from tfexec.forward.node import ForwardNode, Read
-from tfexec.forward.run import Body, Ref
+from tfexec.forward.run import Body, Ref, Step
 from tfexec.ir.describe import describe_expr
 from tfexec.ir.weak import Weak
 from tfexec.semantics.dispatch import CallPlan, Fill
 from tfexec.semantics.registry import eval_registry
 from tfexec.semantics.keys import iteration_prefix, template
+from tfexec.semantics.values import may_hold_index
 from tfexec.validate import heads
 from tfexec.validate.report import Problem
+from tfexec.validate.runtime import expected_operands, handed, mismatch, symbolic
 from tfexec.validate.terms import Den, Denotation, Terms, leaves, project
 
 
@@ -60,13 +63,23 @@ class GraphDenotation:
         description = describe_expr(node.source) if node is not None else where
         self.problems.append(Problem(rule, where, description, reason))
 
-    def body(self, body: Body, slots: list[Den], prefix: str, label: str, level: int) -> list[tuple[str, Den]]:
-        """Denote ``body``'s nodes after its input ``slots``; its table entries in ``record``'s order."""
+    def body(
+        self, body: Body, slots: list[Den], prefix: str, label: str, level: int, hosts: list[bool] | None = None,
+    ) -> list[tuple[str, Den]]:
+        """Denote ``body``'s nodes after its input ``slots`` (``hosts``: which of them may hold a
+        host-int index value); its table entries in ``record``'s order."""
         steps = self.out.steps[label] = []
         nested: dict[str, list[tuple[str, Den]]] = {}
-        for node in body.nodes:
+        context = [symbolic(d) for d in slots]  # the run context as the run loop sees it, symbolically
+        hosts = [False] * len(slots) if hosts is None else hosts
+        run_steps = body.steps if len(body.steps) == len(body.nodes) else None  # else: a "frees" problem
+        for i, node in enumerate(body.nodes):
             self.nodes += 1
-            slots.append(self.node(node, slots, steps, nested, prefix, level, body))
+            step = None if run_steps is None else run_steps[i]
+            den = self.node(node, slots, steps, nested, prefix, level, body, context, step, hosts)
+            slots.append(den)
+            context.append(symbolic(den))
+            hosts.append(may_be_host_int(node))
         table: list[tuple[str, Den]] = []
         for key, ref in body.keyed:
             full = prefix + key
@@ -114,12 +127,21 @@ class GraphDenotation:
         return heads.malformed(self.terms, f"scope {node.scope}")
 
     def positions(self, s: Shape, reads: Sequence[Den], where: str, node: ForwardNode) -> Den:
+        """Where ``s`` places ``reads`` (the model), checked against ``rebuild``, the function
+        the node's kind calls to do it."""
+        model = self.placed(s, reads, where, node)
+        why = mismatch(symbolic(model), lambda: kinds.rebuild(s, [symbolic(r) for r in reads]))
+        if why is not None:
+            self.problem("reads", where, f"rebuilding its values from its reads {why}", node)
+        return model
+
+    def placed(self, s: Shape, reads: Sequence[Den], where: str, node: ForwardNode) -> Den:
         if isinstance(s, int):
             if 0 <= s < len(reads):
                 return reads[s]
             self.problem("reads", where, f"places read {s}, but it has {len(reads)} read(s)", node)
             return heads.malformed(self.terms, f"read {s}")
-        return tuple(self.positions(x, reads, where, node) for x in s)
+        return tuple(self.placed(x, reads, where, node) for x in s)
 
     def fills(self, fills: Sequence[Fill], reads: Sequence[Den], where: str, node: ForwardNode) -> list[Den]:
         """The kernel operands ``OpApply.compute`` assembles: weak scalars and the reads in order."""
@@ -143,6 +165,26 @@ class GraphDenotation:
             self.problem("reads", where, f"declares {len(reads)} read(s) but its fills place {used[0]}", node)
         return out
 
+    def conversions(self, node: ForwardNode, host_reads: list[bool], where: str) -> None:
+        """A node that takes tensors must convert each read that may hold a host-int index value
+        (its kind's ``conv``): only a ``host_index`` kernel takes one as it is, and a loop passes
+        its frontier through to its body (whose nodes convert) and makes its carries tensors."""
+        what: object = node.what
+        if isinstance(what, OpApply):
+            kernel = what.plan.kernel
+            if kernel is None or kernel.host_index:
+                return
+        elif not isinstance(what, (HandlerCall, EnterCall)):
+            return
+        conv = getattr(what, "conv", ())
+        missing = [p for p, host in enumerate(host_reads) if host and p not in conv]
+        if missing:
+            self.problem(
+                "reads", where,
+                f"read(s) {missing} may hold an index value as a host int, which it does not make a tensor "
+                f"(its conversions are {list(conv)})", node,
+            )
+
     def current(self, plan: CallPlan, where: str, node: ForwardNode) -> None:
         """A plan must use the registry's entry for its op class as it is now (side condition 2)."""
         if eval_registry.lookup(type(plan.op)) is not plan.rule:
@@ -158,12 +200,24 @@ class GraphDenotation:
 
     def node(
         self, node: ForwardNode, slots: list[Den], steps: list[tuple[int, object]], nested: dict[str, list[tuple[str, Den]]],
-        prefix: str, level: int, enclosing: Body,
+        prefix: str, level: int, enclosing: Body, context: Sequence[object], step: Step | None, hosts: list[bool],
     ) -> Den:
         terms = self.terms
         where = self.label(node, prefix, len(slots))
         reads = [self.read(r, slots, where, node) for r in node.reads]
+        host_reads = [not r.path and 0 <= r.slot < len(hosts) and hosts[r.slot] for r in node.reads]
+        self.conversions(node, host_reads, where)
         what: object = node.what  # a closed union, but a hand-built node may hold anything
+        handed_reads = tuple(symbolic(r) for r in reads)
+        if step is not None:
+            why = mismatch(handed_reads, lambda: handed(step, context))
+            if why is not None:
+                self.problem("reads", where, f"the run loop's getter for it {why}", node)
+        if isinstance(what, OpApply) and what.assemble is not None and isinstance(what.fills, tuple):
+            assemble = what.assemble
+            why = mismatch(expected_operands(what.fills, handed_reads), lambda: assemble(handed_reads))
+            if why is not None:
+                self.problem("reads", where, f"its operand assembler {why}", node)
         if isinstance(what, OpApply):
             plan, kernel = what.plan, what.plan.kernel
             self.current(plan, where, node)
@@ -197,10 +251,17 @@ class GraphDenotation:
             args = [self.positions(s, reads, where, node) for s in what.args]
             dims = heads.call_scope(terms, what.callee, what.layouts, args)
             steps.append((dims, what.call))
-            self.open(what.callee_scope, dims)
+            if type(what.callee_scope) is int and 0 < what.callee_scope < self.graph.scope_count:
+                self.open(what.callee_scope, dims)
+            else:  # the run would index its scope table out of range (or reopen the entry's)
+                self.problem(
+                    "scopes", where,
+                    f"opens dim scope {what.callee_scope}; a call boundary opens one of 1..{self.graph.scope_count - 1}",
+                    node,
+                )
             return tuple(args)
         if isinstance(what, RunLoop):
-            return self.loop(node, what, reads, steps, nested, prefix, level, where, enclosing)
+            return self.loop(node, what, reads, steps, nested, prefix, level, where, enclosing, host_reads)
         if isinstance(what, Fail):
             term = heads.failure(terms, what.error)
             steps.append((term, None))
@@ -211,6 +272,7 @@ class GraphDenotation:
     def loop(
         self, node: ForwardNode, what: RunLoop, reads: list[Den], steps: list[tuple[int, object]],
         nested: dict[str, list[tuple[str, Den]]], prefix: str, level: int, where: str, enclosing: Body,
+        host_reads: list[bool],
     ) -> Den:
         terms = self.terms
         front, carries = reads[: what.n_front], reads[what.n_front :]
@@ -229,7 +291,10 @@ class GraphDenotation:
             del body_slots[body.data.n_inputs :]
         key = prefix + what.key
         mark = len(self.undo)
-        entries = self.body(body, body_slots, template(iteration_prefix(key, 0)), key, inner)
+        # in the body: the frontier values as passed (an index stays a host int), the index (a
+        # host int), the carries (made tensors by RunLoop.compute)
+        body_hosts = [*host_reads[: len(front)], True, *([False] * (len(body_slots) - len(front) - 1))]
+        entries = self.body(body, body_slots, template(iteration_prefix(key, 0)), key, inner, body_hosts)
         while len(self.undo) > mark:  # a scope a body opens is the body's
             scope, old = self.undo.pop()
             if old is None:
@@ -238,11 +303,15 @@ class GraphDenotation:
                 self.scopes[scope] = old
         nested.setdefault(key, []).extend(entries)
         roots = leaves(self.ref(body.outputs, body_slots, f"the outputs of the body of {key}"))
+        body_context = [symbolic(d) for d in body_slots]
+        why = mismatch(tuple(symbolic(r) for r in roots), lambda: what.outputs(body_context))
+        if why is not None:
+            self.problem("reads", where, f"its getter of an iteration's outputs {why}", node)
         region = what.region
         inits = [t for c in carries for t in leaves(c)]
         carried = bool(region.carried_args)
-        symbolic = not isinstance(region.extent, int)
-        term = heads.loop(terms, region.extent, carried, self.dims(node, where) if symbolic else None, inits, roots)
+        symbolic_extent = not isinstance(region.extent, int)
+        term = heads.loop(terms, region.extent, carried, self.dims(node, where) if symbolic_extent else None, inits, roots)
         steps.append((term, region))
         frontier: list[tuple[int, str]] = []
         for r, f in zip(node.reads, front):
@@ -251,6 +320,16 @@ class GraphDenotation:
         self.out.frontiers[key] = frontier
         outs = [heads.loop_out(terms, term, m) for m in range(len(carries) if carried else len(roots))]
         return self.positions(what.result, outs, where, node)
+
+
+def may_be_host_int(node: ForwardNode) -> bool:
+    """Whether ``node``'s slot may hold a host-int index value: only an ``OpApply`` of a
+    ``host_index`` kernel typed ``i64[()]`` returns one (core-ir §2; Lemma 15)."""
+    what: object = node.what
+    if not isinstance(what, OpApply):
+        return False
+    kernel = what.plan.kernel
+    return kernel is not None and kernel.host_index and may_hold_index(node.type)
 
 
 def denote_graph(terms: Terms, graph: ForwardGraph) -> tuple[Denotation, list[Problem], int]:

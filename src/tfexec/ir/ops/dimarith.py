@@ -21,7 +21,8 @@ class DimOp(Op):
     """Base of the ``dim_*`` ops: two rank-0 integer operands give a rank-0 ``i64``.
 
     Type rule: ``i64[()]``.
-    Value rule: Python integer arithmetic on the operands' values, exactly what
+    Value rule: Python integer arithmetic on the operands' values, refused (never wrapped)
+    where the result would leave i64 (``-2**63 .. 2**63-1``), exactly what
     ``resolve_dim`` computes for the same operator in a shape position (one implementation,
     ``tfexec.ir.dims.apply_dim_op``); evaluator spec §4. Builders never fold it: it is a
     runtime op.
@@ -45,7 +46,12 @@ class DimOp(Op):
 
 @dataclass(frozen=True, slots=True)
 class DimAdd(DimOp):
-    """The sum ``a + b`` of two runtime integers."""
+    """The sum ``a + b`` of two runtime integers.
+
+    Constraints:
+        (C2) at run time the result fits in i64: an index that would overflow is refused.
+    Refused (C2): def example(): return dim_add(4611686018427387904, 4611686018427387904)
+    """
 
     name: ClassVar[str] = "dim_add"
     dim_op: ClassVar[str] = "add"
@@ -53,7 +59,12 @@ class DimAdd(DimOp):
 
 @dataclass(frozen=True, slots=True)
 class DimSub(DimOp):
-    """The difference ``a - b`` of two runtime integers."""
+    """The difference ``a - b`` of two runtime integers.
+
+    Constraints:
+        (C2) at run time the result fits in i64: an index that would overflow is refused.
+    Refused (C2): def example(): return dim_sub(-4611686018427387904, 4611686018427387905)
+    """
 
     name: ClassVar[str] = "dim_sub"
     dim_op: ClassVar[str] = "sub"
@@ -61,7 +72,12 @@ class DimSub(DimOp):
 
 @dataclass(frozen=True, slots=True)
 class DimMul(DimOp):
-    """The product ``a * b`` of two runtime integers (a slice start from a loop index)."""
+    """The product ``a * b`` of two runtime integers (a slice start from a loop index).
+
+    Constraints:
+        (C2) at run time the result fits in i64: an index that would overflow is refused.
+    Refused (C2): def example(): return dim_mul(4294967296, 2147483648)
+    """
 
     name: ClassVar[str] = "dim_mul"
     dim_op: ClassVar[str] = "mul"
@@ -73,7 +89,9 @@ class DimFloorDiv(DimOp):
 
     Constraints:
         (C2) at run time ``b`` is not 0.
+        (C3) at run time the result fits in i64 (only ``-2**63 // -1`` does not): it is refused.
     Refused (C2): def example(): return dim_floordiv(7, 0)
+    Refused (C3): def example(): return dim_floordiv(dim_sub(-4611686018427387904, 4611686018427387904), -1)
     """
 
     name: ClassVar[str] = "dim_floordiv"

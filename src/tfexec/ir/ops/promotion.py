@@ -50,8 +50,28 @@ def promote(*operands: tuple[TensorType, bool]) -> DType:
 
 
 def default_float() -> DType:
-    """torch's default floating dtype (what integer true division and float-only ops give)."""
-    return DType.from_torch(torch.get_default_dtype())
+    """The default floating dtype of a program (what integer true division and float-only ops
+    give): f32, torch's default. A program means one thing whatever the process does: types
+    are inferred, and both routes run, only while torch's default is float32
+    (``default_dtype_refusal``), so kernels that follow torch's default make f32 too."""
+    return DType.float32
+
+
+def default_dtype_refusal() -> str | None:
+    """Why nothing may be inferred or run now (torch's default dtype is not float32), or None.
+
+    torch's default dtype decides what integer true division, float-only ops on integers and a
+    Python float with an integer tensor make — in the type rules and in the kernels alike. A
+    program's types are fixed once inferred; rather than let a later ``torch.set_default_dtype``
+    make the kernels disagree with them (on one route and not the other), tfexec refuses."""
+    current = torch.get_default_dtype()
+    if current == torch.float32:
+        return None
+    return (
+        f"torch's default dtype is {current} (torch.set_default_dtype), but tfexec programs are defined with "
+        "torch's default float32 (their types and their kernels would disagree); call "
+        "torch.set_default_dtype(torch.float32) first"
+    )
 
 
 def broadcast_shapes(op_name: str, *shapes: tuple[ShapeDim, ...], label: str | None = None) -> tuple[ShapeDim, ...]:
