@@ -58,7 +58,8 @@ Design
   a participant that dies (``os._exit``, a signal) or one that stalls: ``timeout`` is a
   stall check, not a deadline — a participant that goes ``timeout`` seconds without
   reaching its next op while another waits for it, or without a heartbeat, is named
-  (``_stall``); a run that advances is never stopped (start-up has its own ``STARTUP_TIMEOUT``). The first failure stops every participant, and no
+  (``_stall``); a run that advances is never stopped (start-up has its own
+  ``STARTUP_TIMEOUT``). The first failure stops every participant, and no
   process outlives the call. An op DTensor cannot compute for the placements at hand
   (say ``rms_norm`` over a split axis) is such an error, naming the node and placements.
 

@@ -15,9 +15,9 @@ run — the other monitors decide in its place; the first to claim ``decider`` d
 decider sets ``stop``, gives the others ``GRACE`` seconds to say how they ended, words the
 one ``EvalError`` (the same words as tfexec's own launcher, ``_failures``) and stores it as
 ``verdict``; a participant that stopped answering on the decider's host is killed (it
-cannot end by itself, and the launcher would wait for it). Rank 0 delivers it (raises it, or its monitor prints it when its evaluation
-cannot return), unless rank 0 is the participant that stopped answering: then the decider
-prints it. Every other participant ends its process once it sees ``stop``, with the
+cannot end by itself, and the launcher would wait for it). Rank 0 delivers the verdict
+(raises it, or its monitor prints it when its evaluation cannot return), unless rank 0 is
+the participant that stopped answering: then the decider prints it. Every other participant ends its process once it sees ``stop``, with the
 verdict's exit status (1; 2 for a mistake in the command line) — as tfexec's own launcher
 stops its participants, and as torchrun would.
 
