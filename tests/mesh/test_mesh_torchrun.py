@@ -24,13 +24,16 @@ from tfexec.loading import write_tensors
 from tfexec.mesh import evaluate_distributed
 
 HERE = Path(__file__).resolve().parent
+SECRET = "a-test-secret-" + os.urandom(8).hex()
 TP = Mesh((2,), ("tp",))
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc to find processes")
 
 
 def _torchrun(args: list[str], nproc: int = 2, cwd: Path | None = None, timeout: float = 240) -> subprocess.CompletedProcess[str]:
     """``torchrun --nnodes 1 --nproc-per-node N`` on loopback: the rendezvous, the store and gloo on 127.0.0.1."""
-    env = dict(os.environ, GLOO_SOCKET_IFNAME="lo", PYTHONPATH=os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
+    env = dict(os.environ, GLOO_SOCKET_IFNAME="lo", PYTHONPATH=os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
+               TFEXEC_MESH_SECRET=SECRET)
+    env.pop("TFEXEC_MESH_SECRET_FILE", None)
     command = [
         sys.executable, "-W", "ignore", "-m", "torch.distributed.run", "--nnodes", "1", "--nproc-per-node", str(nproc),
         "--rdzv-backend", "c10d", "--rdzv-endpoint", "127.0.0.1:0", "--local-addr", "127.0.0.1", "--monitor-interval", "0.1",
@@ -130,11 +133,42 @@ def test_a_participant_killed_by_a_signal_is_named_with_its_node_under_torchrun(
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name, rank, other", [("hang", 1, 0), ("hang0", 0, 1)])
-def test_a_hung_participant_is_stopped_by_the_timeout_under_torchrun(name: str, rank: int, other: int) -> None:
+def test_a_hung_participant_is_named_as_stalled_under_torchrun(name: str, rank: int, other: int) -> None:
     done, node = _case(name)
     error = _the_one_error(done)
-    assert f"{node}: mesh participant rank {rank} at coordinate ({rank},) of Mesh((2,), ('tp',)) made no progress in {node} within the 4 s timeout, and the run was stopped" in error
-    assert f"rank {other} at ({other},):" in error
+    assert f"{node}: mesh participant rank {rank} at coordinate ({rank},) of Mesh((2,), ('tp',)) made no progress in {node} for " in error
+    assert f"while rank {other} at ({other},) (in " in error
+    assert "timeout 10 s" in error
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, rank, other", [("stop", 1, 0), ("stop0", 0, 1)])
+def test_a_participant_stopped_by_sigstop_is_named_once_under_torchrun(name: str, rank: int, other: int) -> None:
+    """A frozen rank 0 cannot decide: rank 1 decides in its place and prints the one error.
+    The stopped process cannot end by itself: the rank that decided kills it (same host),
+    so nothing is left and torchrun need not wait for it."""
+    done, node = _case(name)
+    error = _the_one_error(done)
+    assert f"{node}: mesh participant rank {rank} at coordinate ({rank},) of Mesh((2,), ('tp',)) stopped answering (no heartbeat" in error
+    assert f"while rank {other} at ({other},) (in " in error
+
+
+@pytest.mark.slow
+def test_rank_0_killed_is_named_by_rank_1_under_torchrun() -> None:
+    done, node = _case("kill0")
+    error = _the_one_error(done)
+    assert error.startswith(f"tfexec mesh: EvalError: {node}: mesh participant rank 0 at coordinate (0,) of Mesh((2,), ('tp',)) died")
+
+
+@pytest.mark.slow
+def test_a_forged_store_record_is_refused_and_named_under_torchrun() -> None:
+    """A store client without the secret writes rank 1's failure report: the run is stopped
+    with the refusal, naming the key and the rank it claims to come from, never with the
+    forged message."""
+    done, _ = _case("forge")
+    error = _the_one_error(done)
+    assert "INJECTED" not in done.stdout + done.stderr
+    assert "key tfexec-mesh/0/fail/1 (claimed to be written by rank 1) is not signed" in error
 
 
 @pytest.mark.slow
@@ -229,3 +263,37 @@ def test_a_distributed_run_puts_back_the_evaluator_handlers_it_wrapped() -> None
     assert all(eval_registry.lookup(key) is not originals[key] for key in keys)
     _rules.restore(replaced)
     assert all(eval_registry.lookup(key) is originals[key] for key in keys)
+
+
+def _truncated_module(root: Path) -> Path:
+    saved = _mlp(root)
+    weights = saved / "weights.safetensors"
+    weights.write_bytes(weights.read_bytes()[:-16])
+    return saved
+
+
+def test_a_truncated_weights_file_is_a_module_load_error_exit_2_with_tfexec_s_own_launcher(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tfexec.cli import main
+
+    saved = _truncated_module(tmp_path)
+    assert main(["mesh", str(saved), "--seed", "1", "--out", str(tmp_path / "o.safetensors")]) == 2
+    (line,) = [line for line in capsys.readouterr().err.splitlines() if line.startswith("tfexec mesh: ")]
+    assert line.startswith("tfexec mesh: ModuleLoadError: ") and "truncated" in line
+
+
+@pytest.mark.slow
+def test_a_truncated_weights_file_reads_the_same_under_torchrun(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The same failure, the same report: one line, the same class and words as without a
+    launcher, and exit status 2 from every participant (torchrun's summary lists them)."""
+    from tfexec.cli import main
+
+    saved = _truncated_module(tmp_path)
+    assert main(["mesh", str(saved), "--seed", "1", "--out", str(tmp_path / "o.safetensors")]) == 2
+    (own,) = [line for line in capsys.readouterr().err.splitlines() if line.startswith("tfexec mesh: ")]
+    done = _torchrun(["-m", "tfexec", "mesh", str(saved), "--seed", "1", "--out", str(tmp_path / "o.safetensors")])
+    output = done.stdout + done.stderr
+    lines = [line for line in output.splitlines() if line.startswith("tfexec mesh: ")]
+    assert lines == [own], output
+    assert done.returncode != 0 and "exitcode  : 2" in output and "exitcode  : 1" not in output, output

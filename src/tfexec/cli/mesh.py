@@ -55,19 +55,16 @@ def add_parser(sub: Subparsers, parent: argparse.ArgumentParser) -> argparse.Arg
     p.add_argument("--out", metavar="FILE", help="write the outputs to this .safetensors file (on rank 0)")
     add_force_argument(p)
     p.add_argument("--locals", action="store_true", help="also write each participant's local values (rank<r>.output...)")
-    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help=f"seconds of evaluation (default {DEFAULT_TIMEOUT:g})")
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="the stall check: seconds a participant may go without reaching its next op while the others wait for it, "
+                   f"or without a heartbeat (default {DEFAULT_TIMEOUT:g}); a run that advances is never stopped")
     return p
-
-
-class _UsageInRun(TfexecError):
-    """A ``UsageError`` met while a participant reads the job: a ``TfexecError``, so that the
-    run reports it once, like any failure of the run, and rank 0 exits with status 2."""
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the mesh job; 0 on success (errors are raised, and ``main`` reports them)."""
     from tfexec.mesh._distributed import launched, run_distributed
     from tfexec.mesh._launch import evaluate_mesh_batch
+    from tfexec.mesh._results import RunUsageError
 
     shape = _mesh_shape(args.mesh)
     if not args.timeout > 0:
@@ -85,10 +82,10 @@ def run(args: argparse.Namespace) -> int:
     lead = _rank() == 0
     try:
         result = run_distributed(_in_run(lambda: _make_job(args, shape)), timeout=args.timeout)
-    except _UsageInRun as exc:
+    except RunUsageError as exc:
         if not lead:
             return 2
-        raise UsageError(str(exc)) from None
+        raise UsageError(str(exc), exc.kind) from None
     except TfexecError:
         if not lead:
             return 1
@@ -103,13 +100,16 @@ def _rank() -> int:
 
 
 def _in_run(make: JobMaker) -> JobMaker:
-    """``make`` raising a usage error as the run's own failure (``_UsageInRun``)."""
+    """``make`` raising a usage error as the run's own failure (``RunUsageError``, keeping
+    the kind of tfexec error it came from), so that it is reported once, with exit status 2."""
+
+    from tfexec.mesh._results import RunUsageError
 
     def made() -> "tuple[MeshJob, Mesh | None]":
         try:
             return make()
         except UsageError as exc:
-            raise _UsageInRun(str(exc)) from None
+            raise RunUsageError(str(exc), exc.kind) from None
 
     return made
 

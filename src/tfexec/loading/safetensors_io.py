@@ -119,8 +119,8 @@ class WeightsFile:
         return self._typed(name, out, dtype, e.shape)
 
     def read_block(self, name: str, bounds: Bounds, sha256: str | None, whole_sha256: str | None) -> torch.Tensor:
-        """The block ``bounds`` of tensor ``name``, read alone (nothing else of the tensor is
-        kept): a contiguous CPU tensor. It is checked against ``sha256``, the block's own
+        """The block ``bounds`` of tensor ``name``, read alone (its bytes only: one positioned
+        read per contiguous run, straight into place): a contiguous CPU tensor. It is checked against ``sha256``, the block's own
         digest, when given; else, when ``whole_sha256`` is given, by hashing the whole
         tensor's bytes as they are streamed past (every byte is read, one chunk at a time)."""
         e = self.entries[name]
@@ -135,12 +135,9 @@ class WeightsFile:
             return self._typed(name, out, dtype, shape)
         with self._opened(name) as f:
             offsets, run = _runs(e.shape, bounds, itemsize)
-            if run >= _SMALL_RUN or len(offsets) <= _FEW_RUNS:
-                view = _bytes_of(out)
-                for i, offset in enumerate(offsets):
-                    self._read_at(f, name, e.start + offset, view[i * run:(i + 1) * run])
-            else:  # many small runs (a split of a late axis): read whole rows of axis 0, keep the block
-                self._read_by_rows(f, name, e, bounds, out.view(dtype.torch).view(shape))
+            view = _bytes_of(out)
+            for i, offset in enumerate(offsets):  # each run straight into its place: only the block's bytes are read
+                self._read_at(f, name, e.start + offset, view[i * run:(i + 1) * run])
             if sha256 is not None:
                 self._check_digest(name, f"the bytes of its block {list(bounds)}", hashlib.sha256(_bytes_of(out)).hexdigest(), sha256)
             elif whole_sha256 is not None:
@@ -174,23 +171,14 @@ class WeightsFile:
             raise ModuleLoadError(f"{self.label}: tensor {name}: cannot read: {exc.strerror or exc}") from exc
 
     def _read_at(self, f: io.FileIO, name: str, offset: int, into: memoryview) -> None:
-        f.seek(offset)
-        got = _read_exact(f, into)
+        got = 0
+        while got < len(into):
+            n = _pread(f, into[got:], offset + got)
+            if not n:
+                break
+            got += n
         if got != len(into):
             raise ModuleLoadError(f"{self.label}: tensor {name}: truncated: read {got} of {len(into)} bytes at byte {offset}")
-
-    def _read_by_rows(self, f: io.FileIO, name: str, e: TensorEntry, bounds: Bounds, out: torch.Tensor) -> None:
-        """Fill ``out`` with the block, reading whole rows of axis 0 a chunk at a time."""
-        row_bytes = (e.stop - e.start) // e.shape[0]
-        rows = max(1, _CHUNK // max(1, row_bytes))
-        buffer = torch.empty(rows * row_bytes, dtype=torch.uint8)
-        typed = buffer.view(out.dtype)
-        (first, stop), rest = bounds[0], tuple(slice(a, b) for a, b in bounds[1:])
-        for row in range(first, stop, rows):
-            n = min(rows, stop - row)
-            self._read_at(f, name, e.start + row * row_bytes, _bytes_of(buffer)[: n * row_bytes])
-            piece = typed[: n * (typed.numel() // rows)].view(n, *e.shape[1:])
-            out[row - first: row - first + n].copy_(piece[(slice(None), *rest)])
 
     def _stream_digest(self, f: io.FileIO, name: str, e: TensorEntry) -> str:
         digest = hashlib.sha256()
@@ -215,8 +203,15 @@ class WeightsFile:
 
 
 _CHUNK = 16 << 20  # bytes read at a time when a read goes past bytes it does not keep
-_SMALL_RUN = 4 << 10  # a block of runs shorter than this (and many of them) is read by whole rows
-_FEW_RUNS = 64
+
+
+def _pread(f: io.FileIO, into: memoryview, offset: int) -> int:
+    """Read into ``into`` from byte ``offset`` of ``f`` (one positioned read; the bytes read).
+    Every read of tensor data goes through here, so a test can count the bytes a read takes."""
+    if hasattr(os, "preadv"):
+        return os.preadv(f.fileno(), [into], offset)
+    f.seek(offset)
+    return f.readinto(into) or 0
 
 
 def _bytes_of(t: torch.Tensor) -> memoryview:

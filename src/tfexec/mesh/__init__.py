@@ -55,9 +55,11 @@ Design
   participants keep in step through the launcher's rendezvous store (``_coordinator``).
 * **Failures.** Any failure surfaces as one ``EvalError`` prefixed by ``describe_expr`` of
   the node and naming the participant (rank and mesh coordinate): an error in a handler,
-  a participant that dies (``os._exit``, a signal) or one that makes no progress within
-  ``timeout`` (seconds of evaluation, counted once all participants have joined; start-up
-  has its own ``STARTUP_TIMEOUT``). The first failure stops every participant, and no
+  a participant that dies (``os._exit``, a signal) or one that stalls: ``timeout`` is a
+  stall check, not a deadline — a participant that goes ``timeout`` seconds without
+  reaching its next op while another waits for it, or without a heartbeat, is named
+  (``_stall``); a run that advances is never stopped (start-up has its own
+  ``STARTUP_TIMEOUT``). The first failure stops every participant, and no
   process outlives the call. An op DTensor cannot compute for the placements at hand
   (say ``rms_norm`` over a split axis) is such an error, naming the node and placements.
 
@@ -133,8 +135,8 @@ def evaluate_mesh(
     with ``return_locals=True``, a ``MeshResult`` with each participant's local values too.
 
     Inputs are logical (whole) tensors, bound as ``evaluate`` binds them; a failure in any
-    participant, or one that dies or hangs past ``timeout`` seconds, is an ``EvalError``
-    naming the node and the participant.
+    participant, one that dies, or one that stalls (``timeout`` seconds without reaching its
+    next op while another waits for it) is an ``EvalError`` naming the node and the participant.
     """
     (outcome,) = evaluate_mesh_batch([MeshJob(target, tuple(inputs), bool(return_locals))], mesh=mesh, timeout=timeout)
     result = outcome.unwrap()
@@ -168,7 +170,10 @@ def evaluate_distributed(
     It returns what ``evaluate_mesh`` returns, on every participant. When the run fails,
     rank 0 raises the one ``EvalError`` (naming the node and the participant), and every
     other participant's process ends with exit status 1 (so does rank 0's, after printing
-    the error, when it is rank 0 that hangs). See ``docs/mesh.md``. Run it on CPU tensors, outside any
+    the error, when it is rank 0 that hangs; the rank deciding in its place does when rank 0
+    stops answering). Every participant needs the run's secret (``TFEXEC_MESH_SECRET`` or
+    ``TFEXEC_MESH_SECRET_FILE``): tfexec signs its records in the launcher's store. See
+    ``docs/mesh.md``. Run it on CPU tensors, outside any
     process group of your own; it sets up and tears down its own gloo group.
     """
     check_timeout(timeout)

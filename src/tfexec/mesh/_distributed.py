@@ -34,7 +34,8 @@ from tfexec.mesh._failures import FailureWords, failure_of, is_comm_error
 from tfexec.mesh._internals import Handler, reason_of
 from tfexec.mesh._prepare import choose_mesh, prepare
 from tfexec.mesh._progress import Phase
-from tfexec.mesh._results import STARTUP_TIMEOUT, MeshJob, MeshResult
+from tfexec.mesh._results import STARTUP_TIMEOUT, MeshJob, MeshResult, RunUsageError
+from tfexec.mesh._secret import run_secret
 from tfexec.mesh._session import (
     JobValues,
     MemoryMark,
@@ -82,13 +83,14 @@ def run_distributed(make_job: JobMaker, *, timeout: float) -> MeshResult:
             "this process has already initialised torch.distributed; a distributed mesh run forms and ends its own gloo "
             "process group: run it before init_process_group, or after destroy_process_group"
         )
+    secret = run_secret()
     where = f"{os.environ['MASTER_ADDR']}:{os.environ['MASTER_PORT']}"
     try:
         store, rank, world = next(rendezvous("env://", timeout=timedelta(seconds=STARTUP_TIMEOUT)))
     except (RuntimeError, ValueError) as exc:
         raise EvalError(f"could not join the launcher's rendezvous (env:// at {where}): {reason_of(exc)}") from exc
     call = next(_calls)
-    coordinator = Coordinator(store, f"tfexec-mesh/{call}/", rank, world, timeout)
+    coordinator = Coordinator(store, f"tfexec-mesh/{call}", rank, world, timeout, secret)
     with _sigterm_noted(coordinator):
         try:
             return _participate(coordinator, PrefixStore(f"tfexec-mesh/{call}/pg/", store), make_job, timeout)
@@ -129,7 +131,9 @@ def _participate(coordinator: Coordinator, pg_store: PrefixStore, make_job: JobM
                 f"processes: start {n} (torchrun --nnodes N --nproc-per-node P, with N x P = {n})"
             )
     except TfexecError as exc:
-        coordinator.report(-2, None, str(exc))
+        usage = isinstance(exc, RunUsageError)
+        kind = (exc.kind if isinstance(exc, RunUsageError) else None) or type(exc).__name__
+        coordinator.report(-2, None, str(exc), kind, 2 if usage else 1)
         verdict = coordinator.outcome()
         raise (exc if str(verdict) == str(exc) else verdict) from None
     nodes = prepared.encoded.nodes

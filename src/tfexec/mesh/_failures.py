@@ -19,6 +19,7 @@ from tfexec.ir.types import Mesh
 from tfexec.mesh._internals import reason_of
 from tfexec.mesh._progress import Phase, Position, Progress
 from tfexec.mesh._results import STARTUP_TIMEOUT, coordinate, who
+from tfexec.mesh._stall import Stall
 from tfexec.mesh._wire import Item
 
 
@@ -55,6 +56,8 @@ class Report:
     node: int | None
     message: str
     time: float
+    kind: str = "EvalError"  # the class of the participant's error
+    status: int = 1  # the exit status it asks for: 2 for a mistake in the command line
 
 
 def exit_how(code: int) -> str:
@@ -121,18 +124,30 @@ class FailureWords:
             f"(ranks {late} had not joined the process group); the run was stopped"
         )
 
-    def no_progress(self, positions: Sequence[Position], candidates: Sequence[int]) -> tuple[int, EvalError]:
-        """The timeout: the laggard among ``candidates`` (the furthest behind) is named."""
-        laggard = min(candidates or range(len(positions)), key=lambda r: (positions[r].job, positions[r].dispatches, r))
-        pos = positions[laggard]
-        node = self.node(pos.job, pos.node)
-        head = describe_expr(node) if node is not None else self.target(pos.job)
-        others = "; ".join(
-            f"rank {r} at {coordinate(self.mesh, r)}: {self.where(positions[r])}" for r in range(len(positions)) if r != laggard
-        )
-        return max(pos.job, 0), EvalError(
-            f"{head}: mesh participant {self.who(laggard)} made no progress {self.where(pos)} within the "
-            f"{self.timeout:g} s timeout, and the run was stopped" + (f" (the others: {others})" if others else "")
+    def stalled(self, stall: Stall, positions: Sequence[Position]) -> tuple[int, EvalError]:
+        """The stall check fired: every rank that stopped advancing is named (never the lowest
+        of a tie alone), with where it was and who waited for it."""
+        if not stall.stalled:
+            where = "; ".join(f"rank {r} at {coordinate(self.mesh, r)}: {self.where(positions[r])}" for r in range(len(positions)))
+            job = max(min(p.job for p in positions), 0)
+            return job, EvalError(
+                f"{self.target(job)}: every mesh participant waited for the others for {stall.seconds:.0f} s with none advancing "
+                f"(a deadlock; {where}); the run was stopped (timeout {self.timeout:g} s)"
+            )
+        first = positions[stall.stalled[0]]
+        node = self.node(first.job, first.node) if first.phase == Phase.RUNNING else None
+        head = describe_expr(node) if node is not None else self.target(max(first.job, 0))
+        clauses = []
+        for r in stall.stalled:
+            what = ("stopped answering (no heartbeat: its process is stopped by a signal, or frozen)" if r in stall.silent
+                    else "made no progress")
+            clauses.append(f"mesh participant {self.who(r)} {what} {self.where(positions[r])} for {stall.seconds:.0f} s")
+        them = "it" if len(stall.stalled) == 1 else "them"
+        waiters = ", ".join(f"rank {r} at {coordinate(self.mesh, r)} ({self.where(positions[r])})" for r in stall.waiting)
+        waited = f" while {waiters} waited for {them}" if waiters else ""
+        return max(first.job, 0), EvalError(
+            f"{head}: {'; '.join(clauses)}{waited}; the run was stopped (timeout {self.timeout:g} s: the longest a "
+            "participant may go without advancing while others wait for it)"
         )
 
     def died(self, rank: int, pos: Position, how: str, output: str = "") -> tuple[int, EvalError]:

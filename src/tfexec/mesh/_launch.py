@@ -4,8 +4,10 @@
 ``evaluate`` does, weights planned, none read from files), writes the programs and tensors
 to a private temporary directory, starts one ``tfexec.mesh._participant`` process per mesh
 participant against a TCP store it hosts on 127.0.0.1 (an OS-chosen free port), and
-watches them: their exit codes, their error reports and their progress slots. The first
-failure stops every participant; no process outlives the call.
+watches them: their exit codes, their error reports and their progress slots (positions
+and heartbeats, for the stall check of ``_stall``). The first failure stops every
+participant; no process outlives the call. The run directory is locked while the caller
+lives and swept by a later run when the caller was killed (``_rundir``).
 """
 
 import json
@@ -15,7 +17,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -34,8 +35,10 @@ from tfexec.loading import write_tensors
 from tfexec.mesh import _progress
 from tfexec.mesh._failures import FailureWords, Report, exit_how
 from tfexec.mesh._prepare import Prepared, choose_mesh, prepare
-from tfexec.mesh._progress import Phase, Position
+from tfexec.mesh._progress import Beat, Phase, Position
+from tfexec.mesh._rundir import make_run_dir
 from tfexec.mesh._session import build_value
+from tfexec.mesh._stall import Stall, StallWatch
 from tfexec.mesh._results import DEFAULT_TIMEOUT, STARTUP_TIMEOUT, MeshJob, MeshOutcome, MeshResult, check_timeout
 
 _GRACE = 2.0  # after a failure, how long the others get to report before they are stopped
@@ -87,7 +90,7 @@ class _Run:
     logs: list[IO[bytes]] = field(default_factory=list)
     stopped: set[int] = field(default_factory=set)
 
-    def positions(self) -> list[Position]:
+    def positions(self) -> tuple[list[Position], list[Beat]]:
         return _progress.read_all(self.run_dir / "progress.bin", self.world)
 
     def start(self, port: int) -> None:
@@ -122,17 +125,19 @@ class _Run:
                 )
             )
 
-    def supervise(self) -> "list[Position] | None":
-        """Wait for the participants; the positions at a timeout (None when none occurred)."""
+    def supervise(self) -> "tuple[list[Position], Stall | None] | None":
+        """Wait for the participants; when they did not all start, or the run stalled, the
+        positions and the stall (None: they did not start); None when neither happened."""
         began = time.monotonic()
         joined: float | None = None
         failed_at: float | None = None
+        watch = StallWatch(self.world, self.timeout)
         while True:
             codes = [p.poll() for p in self.procs]
             if all(c == 0 for c in codes):
                 return None
             now = time.monotonic()
-            positions = self.positions()
+            positions, beats = self.positions()
             if joined is None and all(pos.phase >= Phase.JOINED or c is not None for pos, c in zip(positions, codes)):
                 joined = now
             failed = any(c not in (None, 0) for c in codes) or any(pos.phase == Phase.FAILED for pos in positions)
@@ -140,10 +145,12 @@ class _Run:
                 failed_at = now
             if failed_at is not None and (all(c is not None for c in codes) or now - failed_at > _GRACE):
                 return None
-            if failed_at is None and (
-                (joined is None and now - began > STARTUP_TIMEOUT) or (joined is not None and now - joined > self.timeout)
-            ):
-                return positions
+            if failed_at is None:
+                if joined is None and now - began > STARTUP_TIMEOUT:
+                    return positions, None
+                stall = watch.observe(now, positions, beats, [c == 0 for c in codes]) if joined is not None else None
+                if stall is not None:
+                    return positions, stall
             time.sleep(_POLL)
 
     def stop(self) -> None:
@@ -185,14 +192,13 @@ class _Run:
         tail = " | ".join(lines)
         return tail if len(tail) <= 600 else "..." + tail[-597:]
 
-    def failure(self, positions: "list[Position] | None") -> tuple[int, EvalError]:
+    def failure(self, stopped: "tuple[list[Position], Stall | None] | None") -> tuple[int, EvalError]:
         """The job that failed and the one error to raise for it."""
         words = FailureWords(self.mesh, [(p.fn, p.encoded.nodes) for p in self.prepared], self.timeout)
-        if positions is not None:
-            if not all(pos.phase >= Phase.JOINED for pos in positions):
-                return words.not_started(positions)
-            return words.no_progress(positions, [r for r in range(self.world) if r in self.stopped])
-        final = self.positions()
+        if stopped is not None:
+            positions, stall = stopped
+            return words.not_started(positions) if stall is None else words.stalled(stall, positions)
+        final, _ = self.positions()
         codes = [p.returncode for p in self.procs]
         reports: list[Report] = []
         for r in range(self.world):
@@ -230,13 +236,13 @@ def evaluate_mesh_batch(
         return []
     prepared = [prepare(job) for job in jobs]
     chosen = choose_mesh(prepared, mesh)
-    run_dir = Path(tempfile.mkdtemp(prefix="tfexec-mesh-"))
+    run_dir, lock = make_run_dir()
     run = _Run(run_dir, chosen, math.prod(chosen.shape), prepared, float(timeout))
     try:
         store, port = _store(STARTUP_TIMEOUT + float(timeout))
         try:
             run.start(port)
-            timed_out = run.supervise()
+            stopped = run.supervise()
         finally:
             run.stop()
             del store
@@ -246,7 +252,7 @@ def evaluate_mesh_batch(
                 break
             outcomes.append(MeshOutcome(run.result(j), None))
         if len(outcomes) < len(prepared):
-            failed_job, error = run.failure(timed_out)
+            failed_job, error = run.failure(stopped)
             outcomes.append(MeshOutcome(None, error))
             for j in range(len(outcomes), len(prepared)):
                 outcomes.append(
@@ -256,3 +262,4 @@ def evaluate_mesh_batch(
     finally:
         run.stop()
         shutil.rmtree(run_dir, ignore_errors=True)
+        os.close(lock)

@@ -30,7 +30,7 @@ from tfexec.loading.sources import open_weights
 from tfexec.mesh import _rules
 from tfexec.mesh._internals import reason_of
 from tfexec.mesh._failures import failure_of
-from tfexec.mesh._progress import Phase, Slot
+from tfexec.mesh._progress import Heartbeat, Phase, Slot
 from tfexec.mesh._session import JobValues, MemoryMark, is_per_participant, join, local_of, run_rounds
 from tfexec.mesh._weights import weights_target
 from tfexec.mesh._wire import Decoded, Json, decode
@@ -118,6 +118,7 @@ def main(argv: list[str]) -> int:
     spec = json.loads((run_dir / "run.json").read_text())
     _die_with_parent(int(spec["parent"]))
     slot = Slot(run_dir / "progress.bin", rank)
+    Heartbeat(slot.beat)  # the caller's stall check reads it: alive, and waiting in a collective or not
     try:
         sys.path[:0] = [p for p in spec["sys_path"] if p not in sys.path]
         for module in spec["imports"]:

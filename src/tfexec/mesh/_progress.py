@@ -1,21 +1,58 @@
-"""Where each participant is: its phase, job, the op it is dispatching and how many it has.
+"""Where each participant is: its phase, job, the op it is dispatching and how many it has;
+and whether it is alive (a heartbeat) and waiting for the others (in a collective).
 
 Under tfexec's own launcher each rank has one small slot in a shared, memory-mapped file
-(``Slot``); the caller reads the slots when a participant dies or the run times out, to
-name the node it was in. A write is a few ``struct.pack_into`` calls on a mapped page (well
-under a microsecond), so it is done on every dispatch. Under an external launcher the
-position lives in memory (``Progress``) and a monitor thread publishes it to the
-rendezvous store; the monitor can also ask the evaluation to stop at its next op.
+(``Slot``); the caller reads the slots to see who advances, who waits and who stalls (the
+stall check, ``_stall``), and to name the node a participant was in. A write is a few
+``struct.pack_into`` calls on a mapped page (well under a microsecond), so it is done on
+every dispatch. Under an external launcher the position lives in memory (``Progress``) and
+a monitor thread publishes it to the rendezvous store; the monitor can also ask the
+evaluation to stop at its next op.
+
+Whether a participant waits is read from its evaluating thread's Python stack
+(``waiting_in_collective``): blocked in a torch.distributed collective, the innermost
+torch.distributed frame is one of the collective modules. A heartbeat thread (``Heartbeat``)
+samples it and counts beats; a process stopped by a signal, or frozen, beats no more.
 """
 
 import enum
 import mmap
 import os
 import struct
+import sys
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-_SLOT = struct.Struct("<qqqq")  # phase, job, node, dispatches
+import torch.distributed
+
+_SLOT = struct.Struct("<qqqqqq")  # phase, job, node, dispatches; heartbeat count, waiting (0/1)
+_POSITION = struct.Struct("<qqqq")  # the evaluation's four fields
+_BEAT = struct.Struct("<qq")  # the heartbeat thread's two, after them
+BEAT_EVERY = 0.05
+"""Seconds between two heartbeats."""
+
+_DIST_DIR = os.path.dirname(torch.distributed.__file__) + os.sep
+_TORCH_DIR = os.path.dirname(os.path.dirname(_DIST_DIR.rstrip(os.sep))) + os.sep
+_COLLECTIVE_FILES = frozenset(
+    os.path.join(_DIST_DIR, name) for name in ("distributed_c10d.py", "_functional_collectives.py", "c10d_logger.py")
+)
+
+
+def waiting_in_collective(thread_id: int) -> bool:
+    """Whether thread ``thread_id`` is blocked in (or running) a torch.distributed collective:
+    its innermost frame under torch.distributed, past torch's own dispatch glue, is a
+    collective module's. A thread in a user's op, or computing outside torch.distributed, is not."""
+    frame = sys._current_frames().get(thread_id)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name.startswith(_DIST_DIR):
+            return name in _COLLECTIVE_FILES
+        if not name.startswith(_TORCH_DIR):
+            return False  # tfexec's, a user's or the standard library's code: not a collective
+        frame = frame.f_back
+    return False
 
 
 class Phase(enum.IntEnum):
@@ -38,20 +75,33 @@ class Position:
     node: int  # record index of the op being dispatched, -1 for none
     dispatches: int
 
+    def advanced_key(self) -> tuple[int, int, int]:
+        """What changes when a participant advances: its phase, job and ops dispatched."""
+        return int(self.phase), self.job, self.dispatches
+
+
+@dataclass(frozen=True, slots=True)
+class Beat:
+    """A participant's heartbeat: how many (-1: none yet) and whether it was waiting in a collective."""
+
+    count: int
+    waiting: bool
+
 
 def create(path: Path, participants: int) -> None:
     """Create the file holding one zeroed slot per participant."""
     path.write_bytes(bytes(_SLOT.size * participants))
 
 
-def read_all(path: Path, participants: int) -> list[Position]:
-    """Every participant's position (a torn read only mixes two recent positions)."""
+def read_all(path: Path, participants: int) -> tuple[list[Position], list[Beat]]:
+    """Every participant's position and heartbeat (a torn read only mixes two recent ones)."""
     data = path.read_bytes()
-    out = []
+    positions, beats = [], []
     for rank in range(participants):
-        phase, job, node, count = _SLOT.unpack_from(data, rank * _SLOT.size)
-        out.append(Position(Phase(phase), job, node, count))
-    return out
+        phase, job, node, count, beat, waiting = _SLOT.unpack_from(data, rank * _SLOT.size)
+        positions.append(Position(Phase(phase), job, node, count))
+        beats.append(Beat(beat if beat > 0 else -1, bool(waiting)))
+    return positions, beats
 
 
 class Progress:
@@ -99,4 +149,30 @@ class Slot(Progress):
         self._offset = rank * _SLOT.size
 
     def _write(self) -> None:
-        _SLOT.pack_into(self._map, self._offset, self.phase, self.job, self.node, self.dispatches)
+        _POSITION.pack_into(self._map, self._offset, self.phase, self.job, self.node, self.dispatches)
+
+    def beat(self, count: int, waiting: bool) -> None:
+        """Write a heartbeat (from the heartbeat thread; the evaluation never writes these fields)."""
+        _BEAT.pack_into(self._map, self._offset + _POSITION.size, count, int(waiting))
+
+
+class Heartbeat:
+    """A daemon thread that beats for a participant every ``BEAT_EVERY`` seconds, saying
+    whether its evaluating thread (the one that created it) waits in a collective."""
+
+    def __init__(self, write: "Callable[[int, bool], None]") -> None:
+        self._write = write
+        self._evaluating = threading.get_ident()
+        self._count = 0
+        self._closing = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="tfexec-mesh-heartbeat", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._closing.wait(BEAT_EVERY):
+            self._count += 1
+            self._write(self._count, waiting_in_collective(self._evaluating))
+
+    def close(self) -> None:
+        self._closing.set()
+        self._thread.join()

@@ -13,11 +13,23 @@ from tfexec.ir.types import Mesh
 from tfexec.loading import LoadedModule
 
 DEFAULT_TIMEOUT = 300.0
-"""Seconds the participants may spend evaluating, from when all have joined the process group."""
+"""The stall check: seconds a participant may go without advancing (reaching its next op)
+while another waits for it, or stop answering (``_stall``). A run that advances is never stopped."""
 STARTUP_TIMEOUT = 120.0
 """Seconds the participants may take to start (import torch, form the gloo group)."""
 MAX_PARTICIPANTS = 64
 """The most participants (processes) one run starts."""
+
+
+class RunUsageError(EvalError):
+    """A mistake in the command line (a missing or corrupt module, a bad input) met while the
+    participants of an external launcher prepared their job. ``tfexec mesh`` reports it as a
+    usage error (exit status 2) of ``kind``, the tfexec error it came from, as it does
+    without a launcher."""
+
+    def __init__(self, message: str, kind: str | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 @dataclass(frozen=True, slots=True)
