@@ -12,7 +12,8 @@ def add_parser(sub: Subparsers, parent: argparse.ArgumentParser) -> argparse.Arg
 
     p = sub.add_parser(
         "fuzz", parents=[parent], help="fuzz a backend against tfexec: random programs, every divergence reduced",
-        description=FUZZ_DESCRIPTION + " Exit 0 when nothing is found, 1 when the backend diverged or crashed.",
+        description=FUZZ_DESCRIPTION + " Exit 0 when nothing is found, 1 when the backend diverged or crashed (or "
+        "computed no program at all).",
     )
     add_fuzz_arguments(p)
     return p

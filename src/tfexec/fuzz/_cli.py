@@ -1,7 +1,7 @@
 """``tfexec fuzz --check "CMD {program} {inputs} {dump}"``: the command's arguments and work.
 
-Exit codes: 0 nothing found, 1 the backend diverged or crashed on some program, 2 a bad
-argument or check command.
+Exit codes: 0 nothing found (and at least one program compared), 1 the backend diverged or
+crashed on some program, or computed none, 2 a bad argument or check command.
 """
 
 import argparse
@@ -95,7 +95,7 @@ def run_fuzz(args: argparse.Namespace) -> int:
     with _progress(args, options) as show:
         report = fuzz(backend, options, corpus=args.corpus, progress=show)
     print(report.summary())
-    return 1 if report.found else 0
+    return 0 if report.ok else 1
 
 
 @contextmanager

@@ -118,8 +118,12 @@ def predicate(kind: Kind, signature: str, backend: Backend, tolerances: Mapping[
 
 
 def slug(signature: str) -> str:
-    """A directory name for a signature."""
-    return re.sub(r"[^A-Za-z0-9]+", "-", signature).strip("-")[:60] or "finding"
+    """A directory name for a signature: its words, and a hash that tells apart signatures
+    with the same words (``gelu(f32[_])`` and ``gelu(f32[_,_])``)."""
+    import hashlib
+
+    words = re.sub(r"[^A-Za-z0-9]+", "-", signature).strip("-")[:60] or "finding"
+    return f"{words}-{hashlib.sha256(signature.encode()).hexdigest()[:8]}"
 
 
 def write_repro(

@@ -25,7 +25,8 @@ class FuzzUsageError(ValueError):
 @dataclass(frozen=True)
 class FuzzOptions:
     """What to draw (the ``programs()`` switches), the seed, and the budget: ``count``
-    programs or ``seconds`` of wall time, whichever ends first (at least one is set)."""
+    distinct programs (a duplicate draw is skipped, not counted) or ``seconds`` of wall
+    time, whichever ends first (at least one is set)."""
 
     seed: int = 0
     count: int | None = 50

@@ -33,6 +33,8 @@ class FuzzReport:
     options: FuzzOptions
     drawn: int = 0
     ran: int = 0
+    compared: int = 0
+    """Programs whose backend dump was compared with tfexec's (not declined, not crashed)."""
     duplicates: int = 0
     seconds: float = 0.0
     declined: Counter[str] = field(default_factory=Counter)
@@ -82,10 +84,19 @@ class FuzzReport:
             lines.append(f"    reduced: {f.reduction}" + (f"; kept {', '.join(f.kept)}" if f.kept else ""))
             if f.repro is not None:
                 lines.append(f"    repro: {f.repro}  (replay: {f.repro / 'replay.txt'})")
-        lines.append("verdict: " + (
-            f"FOUND {len(self.divergences)} divergence signature(s), {len(self.crashes)} crash signature(s)"
-            if self.found else f"nothing found in {self.ran} program(s) run"))
+        if self.found:
+            verdict = f"FOUND {len(self.divergences)} divergence signature(s), {len(self.crashes)} crash signature(s)"
+        elif self.compared == 0:
+            verdict = "NOTHING COMPARED: the backend computed none of the programs (see declined and refused above)"
+        else:
+            verdict = f"nothing found in {self.compared} program(s) compared node by node"
+        lines.append(f"verdict: {verdict}")
         return "\n".join(lines)
+
+    @property
+    def ok(self) -> bool:
+        """Nothing found, and at least one program compared (exit status 0)."""
+        return not self.found and self.compared > 0
 
 
 @public
@@ -115,8 +126,9 @@ def fuzz(
             break
         index = report.drawn
         report.drawn += 1
-        budget.used += 1
+        duplicates = report.duplicates
         _one(program, index, backend, options, report, seen, root)
+        budget.used += report.duplicates == duplicates  # a duplicate is skipped and not counted
         report.seconds = budget.elapsed()
         if progress is not None:
             progress(report)
@@ -188,6 +200,7 @@ def _one(
     except Exception as exc:
         kind, signature, detail = "crash", crash_signature(exc), f"{type(exc).__name__}: {_first_line(exc)}"
     else:
+        report.compared += 1
         if seen_div is None:
             return
         kind, (signature, detail) = "divergence", seen_div
