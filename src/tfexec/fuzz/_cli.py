@@ -30,7 +30,7 @@ def add_fuzz_arguments(p: argparse.ArgumentParser) -> None:
                    help="the backend; {program}, {inputs} and {dump} become file paths")
     p.add_argument("--seed", type=int, default=0, help="the seed of the programs drawn (default 0)")
     p.add_argument("--count", type=int, default=None, metavar="N",
-                   help="programs to draw (default 50 when --seconds is not given)")
+                   help="distinct programs to run (default 50 when --seconds is not given)")
     p.add_argument("--seconds", type=float, default=None, metavar="S", help="stop drawing after S seconds")
     p.add_argument("--ops", metavar="NAME,...", help="the ops programs may call (default: every op)")
     p.add_argument("--dtypes", metavar="DTYPE,...", help="dtypes of new parameters and values, e.g. f32,f16")
