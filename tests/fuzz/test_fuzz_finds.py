@@ -10,7 +10,7 @@ import pytest
 
 from broken_backends import dropped_loop_carry, eager_tfexec, gelu_off_by_an_ulp, slice_start_off_by_one
 from tfexec.compare import EXACT
-from tfexec.fuzz import FuzzOptions, fuzz
+from tfexec.fuzz import FuzzOptions, fuzz, replay
 from tfexec.ir.dtypes import DType
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "fuzz_backends"
@@ -57,6 +57,9 @@ def test_the_repro_shows_the_broken_backend_not_the_program(tmp_path: Path) -> N
     repro = load_repro(first.repro)
     assert predicate("divergence", first.signature, backend, options.tolerances)(*repro)
     assert not predicate("divergence", first.signature, eager_tfexec, options.tolerances)(*repro)
+    shown = replay(backend, first.repro, options.tolerances)
+    assert shown is not None and shown.startswith(first.signature + ": ")
+    assert replay(eager_tfexec, first.repro, options.tolerances) is None
 
 
 def test_the_default_tolerance_does_not_see_one_ulp() -> None:

@@ -8,6 +8,7 @@ Main definitions
   tolerances.
 * ``Backend`` — ``(function, inputs) -> {node key: tensor}``; ``BackendDeclined`` is how it
   refuses a program; ``CommandBackend`` runs ``--check "CMD {program} {inputs} {dump}"``.
+* ``replay(backend, DIR)`` — run a backend on a corpus entry again: its divergence, or None.
 * ``tfexec fuzz --check CMD`` — the command line (docs/fuzz.md).
 
 Implementation notes
@@ -25,11 +26,11 @@ from tfexec.fuzz._backend import (
     BackendDeclined as BackendDeclined,
     CommandBackend as CommandBackend,
 )
-from tfexec.fuzz._findings import Finding as Finding
+from tfexec.fuzz._findings import Finding as Finding, replay as replay
 from tfexec.fuzz._options import FuzzOptions as FuzzOptions, FuzzUsageError as FuzzUsageError
 from tfexec.fuzz._run import FuzzReport as FuzzReport, fuzz as fuzz
 
 __all__ = [
     "DECLINED_STATUS", "Backend", "BackendCrash", "BackendDeclined", "CommandBackend", "Finding", "FuzzOptions",
-    "FuzzReport", "FuzzUsageError", "fuzz",
+    "FuzzReport", "FuzzUsageError", "fuzz", "replay",
 ]

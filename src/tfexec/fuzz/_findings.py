@@ -117,6 +117,23 @@ def predicate(kind: Kind, signature: str, backend: Backend, tolerances: Mapping[
     return fails
 
 
+def replay(
+    backend: Backend, directory: "str | Path", tolerances: "Mapping[DType, Tolerance] | None" = None,
+) -> str | None:
+    """Run ``backend`` on a corpus entry's program and inputs: the first divergence
+    (``signature: key (op): reason``) or the crash, or None when it now agrees with tfexec."""
+    from tfexec.reduce import load_repro
+
+    function, inputs = load_repro(directory)
+    try:
+        seen = first_divergence(backend, function, inputs, tolerances or {})
+    except BackendDeclined as exc:
+        return f"declined: {exc}"
+    except Exception as exc:
+        return f"crash {crash_signature(exc)}"
+    return None if seen is None else f"{seen[0]}: {seen[1]}"
+
+
 def slug(signature: str) -> str:
     """A directory name for a signature: its words, and a hash that tells apart signatures
     with the same words (``gelu(f32[_])`` and ``gelu(f32[_,_])``)."""
@@ -156,7 +173,7 @@ def replay_lines(directory: Path, backend: Backend, tolerances: Mapping[DType, T
     if isinstance(backend, CommandBackend):
         run = backend.shown(program, inputs, theirs)
     else:
-        run = f"python -c: fails(*tfexec.reduce.load_repro({str(directory)!r})) with the same backend in Python"
+        run = f"in Python, with the backend that was fuzzed: tfexec.fuzz.replay(backend, {str(directory)!r})"
     return [
         run,
         f"tfexec dump {program} --inputs {inputs} --out {directory / 'tfexec.safetensors'}",
@@ -165,6 +182,7 @@ def replay_lines(directory: Path, backend: Backend, tolerances: Mapping[DType, T
 
 
 __all__ = [
-    "Finding", "Kind", "crash_signature", "divergence_signature", "first_divergence", "predicate", "replay_lines",
+    "Finding", "Kind", "crash_signature", "divergence_signature", "first_divergence", "predicate", "replay",
+    "replay_lines",
     "slug", "write_repro",
 ]

@@ -171,6 +171,10 @@ def _one(
             continue
         non_finite = first_non_finite(table)
         if non_finite is None:
+            disagreement = _routes_disagree(whole.function, whole.inputs)
+            if disagreement is not None:  # a bug in tfexec itself: never a backend's
+                report.oracle_refusals[disagreement] += 1
+                return
             chosen = (whole, table)
             report.retried_inputs += attempt > 0
             break
@@ -243,6 +247,21 @@ def _record(
             write_repro(repro, kind, signature, detail, fn, inputs, backend, options.tolerances, facts,
                         lambda d: write_candidate(whole, d))
     return Finding(kind, signature, detail, index, repro, how, reduced.kept if reduced is not None else ())
+
+
+def _routes_disagree(function: "object", inputs: tuple[torch.Tensor, ...]) -> str | None:
+    """Why tfexec's two routes (the evaluator and the lowering) disagree on this program,
+    or None: the oracle checks itself before it judges a backend."""
+    from tfexec import check_equivalence
+    from tfexec.ir.expr import Function
+
+    assert isinstance(function, Function)
+    report = check_equivalence(function, *inputs)
+    if report.compared_ok:
+        return None
+    first = report.first_divergence
+    where = f" first at {first.key}" if first is not None else ""
+    return f"tfexec's two routes disagree (a tfexec bug, please report it):{where}"
 
 
 def _first_line(exc: BaseException) -> str:
