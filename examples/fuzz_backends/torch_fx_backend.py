@@ -60,6 +60,10 @@ DIM_OPS: dict[str, Callable[[int, int], int]] = {
     "dim_add": operator.add, "dim_sub": operator.sub, "dim_mul": operator.mul, "dim_floordiv": operator.floordiv,
     "dim_mod": operator.mod, "dim_min": min, "dim_max": max,
 }
+RUNTIME_DIM_OPS: dict[str, Callable[..., Any]] = {
+    "dim_add": torch.add, "dim_sub": torch.sub, "dim_mul": torch.mul, "dim_min": torch.minimum,
+    "dim_max": torch.maximum, "dim_floordiv": torch.floor_divide, "dim_mod": torch.remainder,
+}
 REDUCERS: dict[str, Callable[..., Any]] = {"sum": torch.sum, "mean": torch.mean, "max": torch.amax, "min": torch.amin}
 
 
@@ -178,8 +182,9 @@ class Builder:
         if name in DIM_OPS:
             a, b = args
             if isinstance(a, int) and isinstance(b, int):
-                return DIM_OPS[name](a, b)
-            raise Unsupported(f"{name} of a run-time value")
+                return DIM_OPS[name](a, b)  # folded at build time
+            a, b = (self.operand(e, v) for e, v in zip(node.args, args))
+            return self.call(RUNTIME_DIM_OPS[name], a, b)  # index arithmetic on a run-time i64 (argmax, say)
         # A Python scalar operand as tfexec takes it: a 0-d tensor (a weak one of its own kind); slice starts stay ints.
         args = [self.operand(e, v) for e, v in zip(node.args[:1], args[:1])] + args[1:] if name == "slice" else [
             self.operand(e, v) for e, v in zip(node.args, args)]
@@ -220,16 +225,42 @@ class Builder:
             y = self.call(torch.cat, list(args), op.axis)
         elif name == "slice":
             x, starts = args
-            if not all(isinstance(s, int) for s in starts):
-                raise Unsupported("a slice start computed at run time")
             strides = (1,) * len(starts) if op.strides is None else tuple(self.size(s) for s in op.strides)
-            index = tuple(slice(s, s + (self.size(n) - 1) * st + 1, st) if self.size(n) else slice(s, s)
-                          for s, n, st in zip(starts, op.sizes, strides))
-            y = self.call(operator.getitem, x, index)
+            y = x
+            for axis, (s, n, st) in enumerate(zip(starts, (self.size(n) for n in op.sizes), strides)):
+                span = (n - 1) * st + 1 if n else 0
+                y = self.call(torch.narrow, y, axis, s, span)  # a start computed at run time is a 0-d tensor
+                if st != 1:
+                    y = self.call(operator.getitem, y, (slice(None),) * axis + (slice(None, None, st),))
         elif name == "full":
             y = self.call(torch.full, tuple(self.size(d) for d in op.shape), op.value, dtype=op.dtype.torch)
         elif name == "arange":
             y = self.call(torch.arange, self.size(op.extent), dtype=op.dtype.torch)
+        elif name == "take":
+            x, idx = args
+            axis = op.axis % len(_shape(node.args[0]))
+            flat = self.call(torch.reshape, idx, (-1,))
+            picked = self.call(torch.index_select, x, axis, flat)
+            xs, ids = _shape(node.args[0]), _shape(node.args[1])
+            y = self.call(torch.reshape, picked, tuple(self.size(d) for d in (*xs[:axis], *ids, *xs[axis + 1:])))
+        elif name == "gather":
+            y = self.call(torch.gather, args[0], op.axis, args[1])
+        elif name in ("rms_norm", "layer_norm"):
+            xs = _shape(node.args[0])
+            normalized = [self.size(xs[a % len(xs)]) for a in sorted(a % len(xs) for a in op.axes)]
+            fn = torch.nn.functional.rms_norm if name == "rms_norm" else torch.nn.functional.layer_norm
+            y = self.call(fn, args[0], normalized, *args[1:], eps=op.eps)
+        elif name == "linear":
+            y = self.call(torch.nn.functional.linear, *args)
+        elif name in ("floor_divide", "trunc_divide"):
+            y = self.call(torch.div, *args, rounding_mode="floor" if name == "floor_divide" else "trunc")
+        elif name in ("remainder", "fmod"):
+            y = self.call(getattr(torch, name), *args)
+        elif name == "round":
+            y = self.call(torch.round, args[0], decimals=op.decimals)
+        elif name in ("any", "all"):
+            y = args[0] if op.axes == () else self.call(
+                getattr(torch, name), args[0], dim=None if op.axes is None else tuple(op.axes), keepdim=op.keepdims)
         elif name in ("tril", "triu"):
             y = self.call(getattr(torch, name), args[0], op.diagonal)
         elif name == "clamp":
@@ -241,6 +272,13 @@ class Builder:
         if out is not None:
             y = self.call(torch.Tensor.to, y, out)  # the dtype tfexec's type rule gives (a no-op when torch agrees)
         return y
+
+
+def _shape(expr: Expr) -> tuple[Any, ...]:
+    t = expr.checked_type
+    if not isinstance(t, TensorType):
+        raise Unsupported("an operand that is not a tensor")
+    return tuple(t.shape)
 
 
 def _typed(t: Any) -> Expr:

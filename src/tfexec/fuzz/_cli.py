@@ -120,7 +120,7 @@ def _progress(args: argparse.Namespace, options: FuzzOptions) -> Iterator[Callab
         task = bar.add_task("starting", total=options.count)
 
         def live(report: FuzzReport) -> None:
-            done = report.drawn if options.count is not None else None
+            done = report.drawn - report.duplicates if options.count is not None else None
             bar.update(task, completed=done, description=_describe(report))
 
         yield live
