@@ -62,6 +62,17 @@ def test_the_repro_shows_the_broken_backend_not_the_program(tmp_path: Path) -> N
     assert replay(eager_tfexec, first.repro, options.tolerances) is None
 
 
+def test_a_signature_already_in_the_corpus_is_not_reduced_again(tmp_path: Path) -> None:
+    backend, options, _ = CASES["gelu"]
+    first = fuzz(backend, options, corpus=tmp_path)
+    entries = sorted(p.name for p in tmp_path.iterdir())
+    second = fuzz(backend, options, corpus=tmp_path)
+    assert [f.signature for f in second.findings.values()] == [f.signature for f in first.findings.values()]
+    assert all(f.reduction == "already in the corpus (not reduced again)" for f in second.findings.values())
+    assert sorted(p.name for p in tmp_path.iterdir()) == entries
+    assert second.found  # still found in this run: the exit status says so
+
+
 def test_the_default_tolerance_does_not_see_one_ulp() -> None:
     backend, options, _ = CASES["gelu"]
     assert fuzz(backend, dataclasses.replace(options, tolerances={})).ok

@@ -121,13 +121,14 @@ def fuzz(
     root = Path(corpus) if corpus is not None else None
     if root is not None and root.exists() and not root.is_dir():
         raise FuzzUsageError(f"--corpus {root}: exists and is not a directory")
+    known = _known(root)
     for program in draw_programs(options):
         if budget.spent():
             break
         index = report.drawn
         report.drawn += 1
         duplicates = report.duplicates
-        _one(program, index, backend, options, report, seen, root)
+        _one(program, index, backend, options, report, seen, root, known)
         budget.used += report.duplicates == duplicates  # a duplicate is skipped and not counted
         report.seconds = budget.elapsed()
         if progress is not None:
@@ -138,7 +139,7 @@ def fuzz(
 
 def _one(
     program: object, index: int, backend: Backend, options: FuzzOptions, report: FuzzReport, seen: set[str],
-    root: Path | None,
+    root: Path | None, known: "dict[str, Path] | None" = None,
 ) -> None:
     """Run one drawn program; update ``report``."""
     from tfexec.reduce._flatten import flatten
@@ -211,6 +212,10 @@ def _one(
     report.hits[signature] += 1
     if signature in report.findings:
         return
+    if known and signature in known:  # reduced by an earlier run into the same corpus
+        report.findings[signature] = Finding(kind, signature, detail, index, known[signature],
+                                             "already in the corpus (not reduced again)")
+        return
     report.findings[signature] = _record(kind, signature, detail, index, fn, inputs, whole, backend, options, root)
 
 
@@ -262,6 +267,23 @@ def _routes_disagree(function: "object", inputs: tuple[torch.Tensor, ...]) -> st
     first = report.first_divergence
     where = f" first at {first.key}" if first is not None else ""
     return f"tfexec's two routes disagree (a tfexec bug, please report it):{where}"
+
+
+def _known(root: Path | None) -> dict[str, Path]:
+    """The signatures a corpus already holds (from each entry's ``finding.json``)."""
+    import json
+
+    out: dict[str, Path] = {}
+    if root is None or not root.is_dir():
+        return out
+    for record in sorted(root.glob("*/finding.json")):
+        try:
+            signature = json.loads(record.read_text(encoding="utf-8")).get("signature")
+        except (OSError, ValueError, AttributeError):
+            continue  # not an entry this command wrote: left alone
+        if isinstance(signature, str):
+            out[signature] = record.parent
+    return out
 
 
 def _first_line(exc: BaseException) -> str:
