@@ -431,7 +431,7 @@ def test_every_subcommand_and_flag_has_help_text() -> None:
     action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     helped = {c.dest for c in action._choices_actions}
     subs = _subparsers()
-    assert set(subs) == helped == {"run", "check", "validate", "dump", "diff", "reduce", "mesh", "print", "graph", "explain", "import", "docs", "ops"}
+    assert set(subs) == helped == {"run", "check", "validate", "dump", "diff", "reduce", "fuzz", "mesh", "print", "graph", "explain", "import", "docs", "ops"}
     assert len(SUBCOMMANDS) == len(subs)
     for name, sub in [("tfexec", parser), *subs.items()]:
         for a in sub._actions:

@@ -1,4 +1,4 @@
-"""The ``tfexec`` command: run, check, validate, dump, print, graph, explain, diff, reduce, mesh, import, docs and ops.
+"""The ``tfexec`` command: run, check, validate, dump, print, graph, explain, diff, reduce, fuzz, mesh, import, docs and ops.
 
 Exit status, the one rule every subcommand keeps (``EXIT_STATUS``, also in ``--help``): 0
 ok; 1 the program failed (a type error, a run-time error, a missing weight) or a check
@@ -22,7 +22,7 @@ import traceback
 from collections.abc import Callable, Iterator, Sequence
 from typing import TextIO, cast
 
-from tfexec.cli import check, diff, docs, dump, explain, graph, importing, mesh, printing, reduce, run, validate
+from tfexec.cli import check, diff, docs, dump, explain, fuzz, graph, importing, mesh, printing, reduce, run, validate
 from tfexec.cli.common import Subparsers, UsageError
 from tfexec.errors import TfexecError
 
@@ -42,6 +42,7 @@ SUBCOMMANDS: tuple[tuple[str, AddParser, Handler], ...] = (
     ("dump", dump.add_parser, dump.run),
     ("diff", diff.add_parser, diff.run),
     ("reduce", reduce.add_parser, reduce.run),
+    ("fuzz", fuzz.add_parser, fuzz.run),
     ("mesh", mesh.add_parser, mesh.run),
     ("print", printing.add_parser, printing.run),
     ("graph", graph.add_parser, graph.run),

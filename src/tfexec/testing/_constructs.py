@@ -43,7 +43,9 @@ _DIM: dict[str, Build2] = {
 
 def _binary(g: Gen) -> Val | None:
     """``add sub mul div maximum minimum`` with broadcasting, Python scalars on either side."""
-    name = g.draw(st.sampled_from((*_ARITH, "pow")))
+    name = g.op_name((*_ARITH, "pow"))
+    if name is None:
+        return None
     a = g.pick()
     if a is None:
         return None
@@ -69,7 +71,9 @@ def _pow(g: Gen, a: Val) -> Val | None:
 
 def _compare(g: Gen) -> Val | None:
     """Comparisons and logical ops (→ bool), broadcasting, Python scalars on either side."""
-    name = g.draw(st.sampled_from(tuple(_COMPARE)))
+    name = g.op_name(tuple(_COMPARE))
+    if name is None:
+        return None
     a = g.pick()
     if a is None:
         return None
@@ -95,7 +99,9 @@ def _where(g: Gen) -> Val | None:
 
 def _unary(g: Gen) -> Val | None:
     """The elementwise unary ops; ``log``/``sqrt``/``rsqrt`` read ``abs(x) + 0.5``."""
-    name = g.draw(st.sampled_from(tuple(_UNARY)))
+    name = g.op_name(tuple(_UNARY))
+    if name is None:
+        return None
     x = g.pick(lambda v: v.type.dtype is not DType.bool)
     if x is not None and name in ("silu", "gelu") and not x.type.dtype.is_floating:
         x = g.emit(ops.cast(x.expr, dtype=DType.float32), bounded=x.bounded)
@@ -323,7 +329,9 @@ def _create(g: Gen) -> Val | None:
 def _dim_scalar(g: Gen) -> Val | None:
     """``dim_*`` arithmetic on small rank-0 integers (loop indices, argmax results, earlier
     dim values, Python ints); division and modulo by a positive constant."""
-    name = g.draw(st.sampled_from(tuple(_DIM)))
+    name = g.op_name(tuple(_DIM))
+    if name is None:
+        return None
     sources = [v.expr for s in g.scopes for v in s if v.type == I64_SCALAR and v.bounded]
 
     def operand() -> ops.Operand:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import torch
-from hypothesis import strategies as st
+from hypothesis import reject, strategies as st
 
 from tfexec import ops
 from tfexec.ir.dims import DimError, DimVar, ShapeDim, dim_expr, resolve_dim
@@ -50,6 +50,12 @@ class Config:
     ensure: frozenset[str] = frozenset()
     max_loop_depth: int = 2
     v2_ops: bool = True
+    ops: frozenset[str] | None = None
+    """The op names ``emit`` may add (None: every op); a construct needing another is refused."""
+    dtypes: tuple[DType, ...] = ()
+    """The dtypes ``draw_dtype`` draws from (empty: f32, i64, b1, i32)."""
+    max_size: int = 6
+    """The largest axis size drawn (and the largest size of a ``DimVar``)."""
 
     @property
     def boundaries(self) -> bool:
@@ -163,8 +169,13 @@ class Gen:
             return None
 
     def size(self) -> ShapeDim:
-        """An axis size: 1 to 6 or one of this function's ``DimVar``s."""
-        sizes: tuple[ShapeDim, ...] = (2, 3, 1, 4, *self.dim_vars, 5, 6)
+        """An axis size: 1 to 6 (at most ``max_size``; above 6, sometimes a larger one) or
+        one of this function's ``DimVar``s."""
+        top = self.config.max_size
+        sizes: tuple[ShapeDim, ...] = (*(n for n in (2, 3, 1, 4) if n <= top), *self.dim_vars,
+                                       *(n for n in (5, 6) if n <= top))
+        if top > 6 and self.draw(st.integers(0, 3)) == 0:
+            return self.draw(st.integers(7, top))
         return self.draw(st.sampled_from(sizes))
 
     def shape(self, max_rank: int = 3) -> tuple[ShapeDim, ...]:
@@ -179,11 +190,19 @@ class Gen:
             self.inputs.append(input_for(self, tensor_for(self, t, low, high)))
         return self.add(Val(var, t, not self.is_callee, computed=False), scope=0)
 
+    def op_name(self, names: Sequence[str]) -> str | None:
+        """One of ``names`` (an op group's ops), among those ``programs(ops=...)`` allows;
+        None when it allows none of them."""
+        allowed = tuple(names) if self.config.ops is None else tuple(n for n in names if n in self.config.ops)
+        return self.draw(st.sampled_from(allowed)) if allowed else None
+
     # nodes ----------------------------------------------------------------------------
 
     def emit(self, call: Call, *, bounded: bool) -> Val | None:
         """Add an op call to the pool, typed by its own type rule (None if it refuses)."""
         assert not isinstance(call.target, Function)
+        if self.config.ops is not None and call.target.name not in self.config.ops:
+            return None
         try:
             t = call.target.infer(tuple(self.operand(a) for a in call.args))
         except TypeRuleError:
@@ -207,6 +226,8 @@ class Gen:
         if not any(_has_a_key(v.expr) for v in sinks):  # none, or only weights (which have no key)
             base = self.pick() or self.fresh(TensorType(self.shape(), DType.float32))
             sink = self.emit(ops.add(base.expr, 1.0), bounded=False)
+            if sink is None:  # ``add`` is not among the ops asked for: another program is drawn
+                reject()
             assert sink is not None
             sinks = [v for v in sinks if v is not base] + [sink]
         if len(sinks) == 1:
@@ -290,7 +311,7 @@ def broadcast(*shapes: tuple[ShapeDim, ...]) -> tuple[ShapeDim, ...] | None:
 
 def draw_dtype(g: Gen) -> DType:
     """A dtype for a new parameter or value."""
-    return g.draw(st.sampled_from((DType.float32, DType.int64, DType.bool, DType.int32)))
+    return g.draw(st.sampled_from(g.config.dtypes or (DType.float32, DType.int64, DType.bool, DType.int32)))
 
 
 def scalar_for(g: Gen, dtype: DType) -> bool | int | float:

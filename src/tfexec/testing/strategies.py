@@ -55,6 +55,7 @@ from hypothesis.vendor.pretty import RepresentationPrinter
 
 from tfexec.infer import infer_types
 from tfexec.ir.dims import DimVar
+from tfexec.ir.dtypes import DType
 from tfexec.ir.expr import Function
 from tfexec.ir.module import IRModule
 from tfexec.ir.types import TensorType, TupleType
@@ -127,7 +128,7 @@ def programs(
     *, max_ops: int = 8, loops: bool = True, calls: bool = True, tuples: bool = True, dim_vars: bool = True,
     names: bool = True, weak_values: bool = False, layouts: bool = True, weights: bool = True,
     handlers: bool = True, cast_inputs: bool = True, failing: bool = False, ensure: Collection[str] = (),
-    v2_ops: bool = True,
+    v2_ops: bool = True, ops: Collection[str] | None = None, dtypes: Collection[DType] = (), max_size: int = 6,
 ) -> "st.SearchStrategy[Program]":
     """Random well-typed programs with matching inputs.
 
@@ -154,6 +155,14 @@ def programs(
             the rounding ops, ``tril``/``triu``, ``gather``, ``any``/``all``, the logical,
             bitwise and integer-division ops, ``conv`` and the pools; ``_constructs_v2``),
             as one op construct among the v1 ones.
+        ops: the op names (text spelling: ``gelu``, ``slice``, ``dim_add``) programs may call;
+            None for every op. A construct that needs another op is not drawn (a loop's slice
+            starts need the ``dim_*`` ops, a carry of another dtype ``cast``), so a small set
+            gives small programs; one that lets nothing be drawn makes the strategy fail.
+        dtypes: the dtypes drawn for new parameters and values (default f32, i64, b1, i32);
+            constructs that need a particular dtype (an index, a comparison's b1) still use it.
+        max_size: the largest axis size (and ``DimVar`` size) drawn, 6 by default; above 6
+            some axes get a size between 7 and ``max_size``.
         failing: plant one node that fails at run time (``Program.error``; see
             ``tfexec.testing._failures``): every program drawn then fails.
         ensure: constructs each program must contain, among ``ENSURABLE`` (each must also
@@ -174,9 +183,23 @@ def programs(
             raise ValueError(f"programs: cannot ensure {name!r}; choose among {', '.join(ENSURABLE)}")
         if not switches[name]:
             raise ValueError(f"programs: ensure={name!r} needs {name}=True")
+    if max_size < 1:
+        raise ValueError(f"programs: max_size must be at least 1, got {max_size}")
+    if isinstance(ops, str):
+        raise ValueError(f"programs: ops takes a collection of op names, e.g. ops=({ops!r},)")
+    if ops is not None:
+        from tfexec.ir.ops.catalogue import OPS_BY_NAME
+
+        unknown = sorted(set(ops) - set(OPS_BY_NAME))
+        if unknown:
+            raise ValueError(f"programs: unknown op name(s) {', '.join(unknown)}; see docs/ops.md for the names")
+    for d in dtypes:
+        if not isinstance(d, DType):
+            raise ValueError(f"programs: dtypes takes DType values (tfexec.f32, ...), got {d!r}")
     config = Config(
         max_ops, loops, calls, tuples, dim_vars, names, weak_values, layouts, weights, handlers, cast_inputs, failing,
-        frozenset(ensure), v2_ops=v2_ops,
+        frozenset(ensure), v2_ops=v2_ops, ops=None if ops is None else frozenset(ops), dtypes=tuple(dtypes),
+        max_size=max_size,
     )
     return _programs(config)
 
@@ -188,7 +211,7 @@ def _programs(draw: st.DrawFn, config: Config) -> Program:
     the result and compare it with the types the generator tracked."""
     rng = torch.Generator().manual_seed(draw(st.integers(0, 2**32 - 1)))
     dim_names = draw(st.sampled_from(((), ("B",), ("B", "N")))) if config.dim_vars else ()
-    known = {n: draw(st.integers(1, 6)) for n in dim_names}
+    known = {n: draw(st.integers(1, config.max_size)) for n in dim_names}
     g = Gen(draw, config, rng, known, tuple(DimVar(n) for n in dim_names), "f", Weights(rng))
     initial_params(g)
     n_steps = draw(st.integers(1, config.max_ops))
