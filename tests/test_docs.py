@@ -19,7 +19,7 @@ from tfexec.compare import text_mismatch
 from tfexec.docs import DOCS, DocsError, DocstringError, OpReference, all_references, coverage, generate, op_doc, op_reference
 from tfexec.docs import _check, _opref
 from tfexec.docs._cli import main as docs_main
-from tfexec.docs._coverage import CoverageError, check_quotes, load_clauses, render_coverage
+from tfexec.docs._coverage import CLAUSES_FILE, Coverage, CoverageError, check_quotes, load_clauses, render_coverage
 from tfexec.docs._examples import example_input, format_number
 from tfexec.docs._textform import PAGE as TEXT_FORM_PAGE, STATEMENT_FORMS, TextFormError, anchor
 from tfexec.docs._textform import examples as text_form_examples, refresh as refresh_text_form
@@ -41,11 +41,17 @@ def references() -> tuple[OpReference, ...]:
 # -- the committed pages ----------------------------------------------------------------------------
 
 
+@pytest.fixture(scope="module")
+def generated() -> dict[str, str]:
+    """Every page as generated now (generating takes seconds: once for the tests that compare)."""
+    return generate(ROOT)
+
+
 @pytest.mark.values
-def test_committed_docs_are_what_the_generators_produce() -> None:
+def test_committed_docs_are_what_the_generators_produce(generated: dict[str, str]) -> None:
     # The words as generated; the example values within f32's tolerance (the committed digits
     # are the kernels of the machine that wrote the page).
-    for name, text in generate(ROOT).items():
+    for name, text in generated.items():
         path = ROOT / DOCS[name]
         assert path.is_file(), f"{DOCS[name]} is missing: run `python -m tfexec.docs --write`"
         committed = path.read_text(encoding="utf-8")
@@ -54,7 +60,9 @@ def test_committed_docs_are_what_the_generators_produce() -> None:
         assert mismatch is None, f"{DOCS[name]} is stale ({mismatch}): run `python -m tfexec.docs --write`\n{diff}"
 
 
-def test_the_docs_check_takes_other_last_digits_but_not_other_values(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_docs_check_takes_other_last_digits_but_not_other_values(
+    generated: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # A checkout whose ops.md shows the digits another CPU printed is current; one whose
     # value is off, or whose words differ, is stale.
     for item in ROOT.iterdir():
@@ -62,8 +70,8 @@ def test_the_docs_check_takes_other_last_digits_but_not_other_values(tmp_path: P
             shutil.copytree(item, tmp_path / "docs")
         elif not item.name.startswith("."):
             (tmp_path / item.name).symlink_to(item)
-    pages = generate(ROOT)
-    monkeypatch.setattr(_check, "generate", lambda root: pages)
+    monkeypatch.setattr(_check, "generate", lambda root: generated)  # generated once: the check compares
+    monkeypatch.setattr(_check, "coverage", lambda root: Coverage(load_clauses(root / CLAUSES_FILE), (), ()))
     page = tmp_path / DOCS["ops"]
     text = page.read_text(encoding="utf-8")
     value = re.search(r"^result = f32\[[^\]]*\] \[(-?\d+\.\d{4,})", text, re.M)

@@ -70,5 +70,5 @@ def test_rank_zero_and_empty_tensors() -> None:
 
 
 def test_negative_tolerances_are_refused() -> None:
-    with pytest.raises(ValueError, match="non-negative"):
+    with pytest.raises(ValueError, match="finite numbers >= 0"):
         Tolerance(-1.0, 0.0)

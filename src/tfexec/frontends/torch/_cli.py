@@ -127,15 +127,17 @@ def _check_input_count(target: str, model: Any, given: int) -> None:
     try:
         params = list(inspect.signature(function).parameters.values())
     except (TypeError, ValueError):  # no signature to read (a builtin): torch.export says what it needs
-        params = []
         if given:
             return
+        raise ImportUsageError(f"{target}: give one --example-shape per input of the model") from None
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     varargs = next((f"*{p.name}" for p in params if p.kind == p.VAR_POSITIONAL), None)
     low, high = sum(p.default is p.empty for p in positional), None if varargs else len(positional)
     if given and low <= given and (high is None or given <= high):
         return
     name = "forward" if isinstance(model, torch.nn.Module) else getattr(model, "__name__", "the model")
+    if high == 0:
+        raise ImportUsageError(f"{target}: {name}() takes no inputs; tfexec imports a model through its inputs")
     inputs = [p.name if p.default is p.empty else f"{p.name}={p.default!r}" for p in positional] + ([varargs] if varargs else [])
     takes = f"{low}" if low == high else f"{low} or more" if high is None else f"{low} to {high}"
     raise ImportUsageError(
