@@ -183,3 +183,36 @@ def test_the_command_line_reads_them(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(["check", "block.py:make", "--against", "torch", "--example-shape", "2,8,64", "--example-shape", "4,64"]) == 1
     err = capsys.readouterr().err
     assert "AnnotationError: dim seq is 8 at x axis 1" in err and len(err.strip().splitlines()) == 1
+
+
+FUTURE_MODEL = '''from __future__ import annotations
+
+import torch
+from jaxtyping import Float
+from torch import Tensor
+
+NOT_JAXTYPING = dict
+
+
+def annotated(x: Float[Tensor, "n 4"]) -> Tensor:
+    return x * 2
+
+
+def lookalike(x: NOT_JAXTYPING[Tensor, "n 4"]) -> Tensor:
+    return x * 2
+'''
+
+
+def test_string_annotations_are_parsed_never_evaluated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    path = tmp_path / "future_model.py"
+    path.write_text(FUTURE_MODEL)
+    spec = importlib.util.spec_from_file_location("future_model", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert isinstance(module.annotated.__annotations__["x"], str)
+    assert str(import_module(module.annotated, (torch.randn(3, 4),)).entry.params[0].type) == "f32[n, 4]"
+    # a name the module binds to something that is not a jaxtyping kind: the annotation is not read
+    assert str(import_module(module.lookalike, (torch.randn(3, 4),)).entry.params[0].type) == "f32[3, 4]"

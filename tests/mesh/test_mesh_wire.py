@@ -136,7 +136,7 @@ def test_an_op_class_participants_cannot_import_is_refused() -> None:
 
 def test_an_attribute_that_is_not_plain_data_is_refused() -> None:
     call = Call(Attrs(items=[object()]), (Var("x", f32[2]),))
-    with pytest.raises(WireError, match=r"attribute items of Attrs: a object \(<object object at .*\) is not plain data"):
+    with pytest.raises(WireError, match=r"attribute items of Attrs: an object \(<object object at .*\) is not plain data"):
         encode(Function("f", (), call), "")
 
 

@@ -8,13 +8,15 @@ axis static. An axis that torch.export specialises to a constant (``d_model`` re
 ``Linear(64, 64)``) is made static and the import retried once, so the HIR reads
 ``f32[batch, seq, 64]``. A dim string is only split and read as names and integers: it is
 never evaluated, and anything else (``*batch``, ``...``, ``seq+1``, ``#n``) is refused by name.
-An annotation that is a string (``from __future__ import annotations``) is not read.
+An annotation that is a string (``from __future__ import annotations``) is parsed, never
+evaluated: ``Kind[Tensor, "dims"]`` whose ``Kind`` the module binds to a jaxtyping kind.
 
 Spelling: ``jaxtyping_annotations(program)`` gives ``"Float[Tensor, 'batch seq 64']"`` per
 parameter and for the result, and ``jaxtyping_types`` the jaxtyping types themselves, for
 checking one's own wrappers with ``jaxtyped``.
 """
 
+import ast
 import inspect
 import re
 from collections.abc import Mapping, Sequence
@@ -52,7 +54,7 @@ def annotated_shapes(module_or_fn: object, inputs: Sequence[torch.Tensor]) -> di
     seen: dict[str, tuple[int, str]] = {}
     spec: dict[str, dict[int, Any]] = {}
     for param, example in zip(params, inputs):
-        annotation = param.annotation
+        annotation: Any = _resolved(param.annotation, fn)
         if not _is_jaxtyping(annotation):
             continue
         axes = _axes(param.name, annotation, example)
@@ -76,6 +78,29 @@ def annotated_shapes(module_or_fn: object, inputs: Sequence[torch.Tensor]) -> di
                 setattr(dims[name], _TAG, True)
             spec.setdefault(param.name, {})[axis] = dims[name]
     return spec or None
+
+
+def _resolved(annotation: object, fn: object) -> object:
+    """A string annotation (``from __future__ import annotations``) of the form
+    ``Kind[Tensor, "dims"]`` as the jaxtyping type it names, read without evaluating it: the
+    text is parsed (``ast``), ``Kind`` looked up in the function's globals, and kept only when it
+    is a jaxtyping kind; anything else stays the string it is (and is not read)."""
+    if not isinstance(annotation, str):
+        return annotation
+    try:
+        tree = ast.parse(annotation, mode="eval").body
+    except SyntaxError:
+        return annotation
+    if not (isinstance(tree, ast.Subscript) and isinstance(tree.value, ast.Name) and isinstance(tree.slice, ast.Tuple)
+            and len(tree.slice.elts) == 2 and isinstance(tree.slice.elts[1], ast.Constant)
+            and isinstance(tree.slice.elts[1].value, str)):
+        return annotation
+    kind = getattr(fn, "__globals__", {}).get(tree.value.id)
+    from jaxtyping import AbstractDtype
+
+    if not (isinstance(kind, type) and issubclass(kind, AbstractDtype)):
+        return annotation
+    return kind[torch.Tensor, tree.slice.elts[1].value]
 
 
 def _is_jaxtyping(annotation: object) -> bool:
