@@ -36,7 +36,8 @@ BEAT_EVERY = 0.05
 _DIST_DIR = os.path.dirname(torch.distributed.__file__) + os.sep
 _TORCH_DIR = os.path.dirname(os.path.dirname(_DIST_DIR.rstrip(os.sep))) + os.sep
 _COLLECTIVE_FILES = frozenset(
-    os.path.join(_DIST_DIR, name) for name in ("distributed_c10d.py", "_functional_collectives.py", "c10d_logger.py")
+    os.path.join(_DIST_DIR, *name.split("/"))
+    for name in ("distributed_c10d.py", "_functional_collectives.py", "c10d_logger.py", "tensor/_collective_utils.py")
 )
 
 
