@@ -12,10 +12,13 @@ first, whatever ``decompose`` says: torch rewrites each write into a view as a f
 on its base (``_mutation``), keeping every other op as it is, and a write still left is refused.
 """
 
+import contextlib
 import functools
 import inspect
+import io
 import os
 import re
+import sys
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,7 +40,7 @@ from tfexec.ir.expr import Expr
 from tfexec.ir.module import IRModule
 from tfexec.loading import LoadedModule, save_module
 from tfexec.frontends.torch._jaxtyping import annotated_shapes, without_specialised
-from tfexec.frontends.torch._export_noise import data_dependent_branch, held_stderr
+from tfexec.frontends.torch._export_noise import data_dependent_branch
 from tfexec.wording import a
 
 DynamicShapes: TypeAlias = Mapping[str, object] | Sequence[object] | None
@@ -241,17 +244,26 @@ def _positional_names(fn: Callable[..., Any]) -> list[str]:
 
 
 def _export(module: torch.nn.Module, inputs: tuple[torch.Tensor, ...], spec: Any) -> Any:
+    """``torch.export.export``, non-strict; a failure is a ``TorchImportError``. torch prints
+    the partial graph of a failed export to stderr: that dump is dropped (the error names the
+    line), anything else torch writes there is passed on."""
+    captured = io.StringIO()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         warnings.simplefilter("ignore", DeprecationWarning)
         try:
-            with whole_stacks(), held_stderr():  # torch prints the partial FX graph when it fails
+            with whole_stacks(), contextlib.redirect_stderr(captured):
                 return torch.export.export(module, inputs, dynamic_shapes=spec, strict=False)
         except Exception as exc:  # torch.export raises many kinds; each is a refusal of the program
+            partial = getattr(exc, "partial_fx_graph", None)
+            if isinstance(partial, str):
+                captured = io.StringIO(captured.getvalue().replace(partial + "\n", ""))
             refined = without_specialised(exc, spec)  # an annotated dim the model fixes: static, once more
             if refined is not None:
                 return _export(module, inputs, refined)
             raise TorchImportError(_export_failure(exc)) from exc
+        finally:
+            sys.stderr.write(captured.getvalue())
 
 
 _NOT_A_TENSOR = re.compile(r"Found <class '(?P<cls>[\w.]+)'> in output, which is not a known type")

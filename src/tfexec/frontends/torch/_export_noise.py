@@ -1,15 +1,10 @@
-"""torch.export's failures said in one line: what torch prints on its own while it fails (the
-partial FX graph, written straight to stderr) is held back unless torch's loggers are on
-(``--debug`` or ``TORCH_LOGS``), and a branch on a tensor's value is reported at the model's
-own source line instead of torch's multi-line ``GuardOnDataDependentSymNode`` text."""
+"""torch.export's failures said in one line: a branch on a tensor's value is reported at the
+model's own source line instead of torch's multi-line ``GuardOnDataDependentSymNode`` text
+(the partial FX graph torch prints while it fails is dropped by ``_api._export``)."""
 
-import contextlib
-import io
 import logging
 import os
-import sys
 import traceback
-from collections.abc import Iterator
 from pathlib import Path
 
 import torch
@@ -19,22 +14,6 @@ _LIBRARIES = (
     os.path.dirname(os.path.abspath(str(torch.__file__))),
     os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),  # tfexec itself
 )
-
-
-@contextlib.contextmanager
-def held_stderr() -> Iterator[None]:
-    """What is written to ``sys.stderr`` inside is dropped, or passed on when torch's loggers
-    are on (the ``torch`` logger enabled for errors: ``--debug``, ``TORCH_LOGS``, or an API
-    user who never silenced it)."""
-    held = io.StringIO()
-    real = sys.stderr
-    sys.stderr = held
-    try:
-        yield
-    finally:
-        sys.stderr = real
-        if logging.getLogger("torch").isEnabledFor(logging.ERROR) and held.getvalue():
-            real.write(held.getvalue())
 
 
 def data_dependent_branch(exc: BaseException) -> str | None:
@@ -81,4 +60,4 @@ def _shown(filename: str) -> str:
         return str(path)
 
 
-__all__ = ["data_dependent_branch", "held_stderr"]
+__all__ = ["data_dependent_branch"]

@@ -21,7 +21,8 @@ DATA_DEPENDENT_OPS = frozenset({"aten.item.default", "aten._local_scalar_dense.d
 """The ops that read a tensor's value as a Python number."""
 
 DATA_DEPENDENT = (
-    "it reads a tensor's value as a Python number (.item(), .tolist(), int(t), float(t)): data-dependent, and an "
+    "it reads a tensor's value as a Python number or truth value (.item(), .tolist(), int(t), if t: ...): "
+    "data-dependent, and an "
     "HIR program's sizes and control flow depend only on its inputs' shapes; compute with tensors instead "
     "(torch.where, masks, clamp)"
 )
