@@ -11,12 +11,12 @@ from typing import ClassVar
 
 import torch.nn.functional as F
 
-from tfexec.ir.ops.attrs import check_number
 from tfexec.ir.dtypes import DType
-from tfexec.ir.ops.base import Op, Operand, Reference, TypeRuleError, cite
-from tfexec.ir.ops.elementwise import UnaryKind, UnaryOp
 from tfexec.ir.expr import Call
 from tfexec.ir.operands import Operand as ExprLike, apply, unary_builder
+from tfexec.ir.ops.attrs import check_number
+from tfexec.ir.ops.base import Op, Operand, Reference, TypeRuleError, cite
+from tfexec.ir.ops.elementwise import UnaryKind, UnaryOp
 from tfexec.ir.span import Span
 from tfexec.ir.types import TensorType, Type
 
