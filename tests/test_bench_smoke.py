@@ -31,6 +31,7 @@ def _script(name: str, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
         ("w5_scaling", "W5 scaling", ["build", "infer_types", "lower", "eager", "tfexec evaluate", "run check=off"]),
         ("profile_routes", "W1 evaluate", ["W1 run check=off", "W3 evaluate", "W3 run check=off"]),
         ("w6_llama_import", "W6 imported tiny Llama", ["eager", "tfexec evaluate", "run check=off", "run check=boundary"]),
+        ("startup", "Startup", ["import torch", "import tfexec", "tfexec run mlp", "target (issue #32)"]),
     ],
 )
 def test_script_runs_quick_and_prints_its_table(

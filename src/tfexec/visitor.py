@@ -9,7 +9,7 @@ recursion follows only loop nesting.
 """
 
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, assert_never
 
 from tfexec.errors import RegistryError as RegistryError, TfexecError
 from tfexec.ir.expr import Call, Constant, ConstTensor, Expr, GridRegionExpr, Tuple, TupleGetItem, Var
@@ -86,22 +86,26 @@ class ExprMutator:
 
     def rebuild(self, node: Expr) -> Expr:
         """Rebuild ``node`` over its rewritten operands; return it unchanged if none changed."""
-        if isinstance(node, (Var, Constant, ConstTensor)):
-            return node
-        if isinstance(node, Call):
-            args = tuple(self.mutated(a) for a in node.args)
-            if all(a is b for a, b in zip(args, node.args)):
+        match node:
+            case Var() | Constant() | ConstTensor():
                 return node
-            return Call(node.target, args, span=node.span)
-        if isinstance(node, Tuple):
-            fields = tuple(self.mutated(f) for f in node.fields)
-            if all(a is b for a, b in zip(fields, node.fields)):
-                return node
-            return Tuple(fields, span=node.span)
-        if isinstance(node, TupleGetItem):
-            inner = self.mutated(node.tuple)
-            return node if inner is node.tuple else TupleGetItem(inner, node.index, span=node.span)
-        return self._rebuild_region(node)
+            case Call():
+                args = tuple(self.mutated(a) for a in node.args)
+                if all(a is b for a, b in zip(args, node.args)):
+                    return node
+                return Call(node.target, args, span=node.span)
+            case Tuple():
+                fields = tuple(self.mutated(f) for f in node.fields)
+                if all(a is b for a, b in zip(fields, node.fields)):
+                    return node
+                return Tuple(fields, span=node.span)
+            case TupleGetItem():
+                inner = self.mutated(node.tuple)
+                return node if inner is node.tuple else TupleGetItem(inner, node.index, span=node.span)
+            case GridRegionExpr():
+                return self._rebuild_region(node)
+            case _:
+                assert_never(node)
 
     def _rebuild_region(self, node: GridRegionExpr) -> Expr:
         inits = tuple(self.mutated(a) for a in node.init_args)

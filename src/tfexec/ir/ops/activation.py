@@ -1,5 +1,5 @@
 """Activations: ``elu``, ``selu``, ``celu``, ``leaky_relu``, ``softplus``, ``hardsigmoid``,
-``hardswish``, ``mish`` (floating operands only, as torch's kernels take them).
+``hardswish``, ``mish``, ``softsign`` (floating operands only, as torch's kernels take them).
 
 Each is ``torch.nn.functional``'s function of the same name, its parameters static
 attributes with torch's defaults.
@@ -11,12 +11,14 @@ from typing import ClassVar
 
 import torch.nn.functional as F
 
-from tfexec.ir.ops.attrs import check_number
-from tfexec.ir.ops.base import Op, Reference
-from tfexec.ir.ops.elementwise import UnaryKind, UnaryOp
+from tfexec.ir.dtypes import DType
 from tfexec.ir.expr import Call
-from tfexec.ir.operands import Operand as ExprLike, apply
+from tfexec.ir.operands import Operand as ExprLike, apply, unary_builder
+from tfexec.ir.ops.attrs import check_number
+from tfexec.ir.ops.base import Op, Operand, Reference, TypeRuleError, cite
+from tfexec.ir.ops.elementwise import UnaryKind, UnaryOp
 from tfexec.ir.span import Span
+from tfexec.ir.types import TensorType, Type
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +158,34 @@ class Mish(ActivationOp):
     max_args: ClassVar[int | None] = 1
 
 
-ACTIVATION_OPS: tuple[type[Op], ...] = (Elu, Selu, Celu, LeakyRelu, Softplus, Hardsigmoid, Hardswish, Mish)
+@dataclass(frozen=True, slots=True)
+class Softsign(ActivationOp):
+    """Elementwise softsign: ``x / (1 + abs(x))``.
+
+    Type rule: the shape of ``x``; its dtype when floating, else torch's default float
+    (integer input gives ``f32``: torch computes it with a true division).
+    Value rule: ``torch.nn.functional.softsign(x)`` on the run's device.
+    Constraints:
+        (C1) ``x`` is not ``b1`` (torch's ``abs`` refuses it).
+    Example: def example(x: f32[2, 3]): return softsign(x)
+    Example: def example(x: i64[4]): return softsign(x)
+    Refused (C1): def example(x: b1[3]): return softsign(x)
+    """
+
+    name: ClassVar[str] = "softsign"
+    reference: ClassVar[Reference] = F.softsign
+    kind: ClassVar[UnaryKind] = "to_float"
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = 1
+
+    def infer(self, args: tuple[Operand, ...]) -> Type:
+        if args and isinstance(args[0].type, TensorType) and args[0].type.dtype is DType.bool:
+            raise TypeRuleError(f"softsign is not defined for bool (torch rejects it), found {args[0].type}; cast "
+                                f"first{cite(self.name, 'C1')}")
+        return UnaryOp.infer(self, args)
+
+
+ACTIVATION_OPS: tuple[type[Op], ...] = (Elu, Selu, Celu, LeakyRelu, Softplus, Hardsigmoid, Hardswish, Mish, Softsign)
 
 
 # -- builders (re-exported by ``tfexec.ops``) ----------------------------------------
@@ -200,3 +229,6 @@ def hardswish(x: ExprLike, *, span: Span | None = None) -> Call:
 def mish(x: ExprLike, *, span: Span | None = None) -> Call:
     """``F.mish``; floating input only."""
     return apply(Mish(), x, span=span)
+
+
+softsign = unary_builder(Softsign, "``F.softsign``: ``x / (1 + abs(x))``; floating input only.")

@@ -10,14 +10,14 @@ from typing import ClassVar
 
 from tfexec.ir.dims import ShapeDim
 from tfexec.ir.dtypes import DType
+from tfexec.ir.expr import Call
+from tfexec.ir.operands import Operand as ExprLike, apply
 from tfexec.ir.ops.attrs import check_bool, check_int, check_number, check_optional_ints
 from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite
 from tfexec.ir.ops.promotion import tensor_args
 from tfexec.ir.ops.reduction import reduced_axes
-from tfexec.ir.types import TensorType, Type
-from tfexec.ir.expr import Call
-from tfexec.ir.operands import Operand as ExprLike, apply
 from tfexec.ir.span import Span
+from tfexec.ir.types import TensorType, Type
 
 
 def reduced_shape(shape: tuple[ShapeDim, ...], axes: tuple[int, ...], keepdims: bool) -> tuple[ShapeDim, ...]:

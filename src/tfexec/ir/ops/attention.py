@@ -12,13 +12,13 @@ from typing import ClassVar
 
 from tfexec.ir.dims import ShapeDim
 from tfexec.ir.dtypes import DType
+from tfexec.ir.expr import Call
+from tfexec.ir.operands import Operand as ExprLike, apply
 from tfexec.ir.ops.attrs import check_bool, check_optional_number
 from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite
 from tfexec.ir.ops.promotion import broadcast_shapes, tensor_args
-from tfexec.ir.types import TensorType, Type
-from tfexec.ir.expr import Call
-from tfexec.ir.operands import Operand as ExprLike, apply
 from tfexec.ir.span import Span
+from tfexec.ir.types import TensorType, Type
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,14 +9,14 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
-from tfexec.ir.ops.attrs import check_int, check_number
-from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite
-from tfexec.ir.ops.promotion import tensor_args
-from tfexec.ir.types import TensorType, Type
 from tfexec.errors import IRConstructionError
 from tfexec.ir.expr import Call
 from tfexec.ir.operands import Operand as ExprLike, apply
+from tfexec.ir.ops.attrs import check_int, check_number
+from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite
+from tfexec.ir.ops.promotion import tensor_args
 from tfexec.ir.span import Span
+from tfexec.ir.types import TensorType, Type
 
 
 def _eps(owner: str, eps: object) -> None:

@@ -7,11 +7,11 @@ import torch
 
 from tfexec.ir.dims import ShapeDim, is_shape_dim
 from tfexec.ir.dtypes import DType
-from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite
-from tfexec.ir.types import TensorType, Type
 from tfexec.ir.expr import Call
 from tfexec.ir.operands import DTypeLike, Operand as ExprLike, apply, as_dtype
+from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite
 from tfexec.ir.span import Span
+from tfexec.ir.types import TensorType, Type
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,12 +9,12 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from tfexec.ir.dims import ShapeDim, dim_expr, shape_product
-from tfexec.ir.ops.base import Op, Operand, TypeRuleError
-from tfexec.ir.ops.promotion import TensorTypeShape, tensor_args
-from tfexec.ir.types import Layout, ShardLayout, TensorType, Type
 from tfexec.ir.expr import Call
 from tfexec.ir.operands import Operand as ExprLike, apply
+from tfexec.ir.ops.base import Op, Operand, TypeRuleError
+from tfexec.ir.ops.promotion import TensorTypeShape, tensor_args
 from tfexec.ir.span import Span
+from tfexec.ir.types import Layout, ShardLayout, TensorType, Type
 
 
 def local_shape(op: Op, x: TensorType, layout: ShardLayout) -> tuple[ShapeDim, ...]:

@@ -10,12 +10,12 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from tfexec.ir.dtypes import DType
-from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite
-from tfexec.ir.ops.promotion import broadcast_shapes, default_float, promote, tensor_args
-from tfexec.ir.types import TensorType, Type
 from tfexec.ir.expr import Call
 from tfexec.ir.operands import DTypeLike, Operand as ExprLike, apply, as_dtype, binary_builder, unary_builder
+from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite
+from tfexec.ir.ops.promotion import broadcast_shapes, default_float, promote, tensor_args
 from tfexec.ir.span import Span
+from tfexec.ir.types import TensorType, Type
 
 BinaryKind = Literal["arith", "no_bool_operand", "no_bool_result", "div", "compare", "logical"]
 

@@ -12,13 +12,13 @@ from typing import ClassVar
 
 import torch
 
+from tfexec.ir.expr import Call
+from tfexec.ir.operands import Operand as ExprLike, apply
 from tfexec.ir.ops.base import Op, Operand, Reference, TypeRuleError, cite
 from tfexec.ir.ops.elementwise import BinaryKind, BinaryOp, UnaryKind, UnaryOp
 from tfexec.ir.ops.promotion import broadcast_shapes, promote, tensor_args
-from tfexec.ir.types import TensorType, Type
-from tfexec.ir.expr import Call
-from tfexec.ir.operands import Operand as ExprLike, apply
 from tfexec.ir.span import Span
+from tfexec.ir.types import TensorType, Type
 
 
 def _trunc_divide(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:

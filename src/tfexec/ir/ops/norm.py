@@ -7,14 +7,14 @@
 from dataclasses import dataclass
 from typing import ClassVar
 
-from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite, normalize_axis
-from tfexec.ir.ops.promotion import tensor_args
-from tfexec.ir.ops.reduction import reduced_axes
-from tfexec.ir.types import TensorType, Type
 from tfexec.errors import IRConstructionError
 from tfexec.ir.expr import Call
 from tfexec.ir.operands import Operand as ExprLike, apply
+from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite, normalize_axis
+from tfexec.ir.ops.promotion import tensor_args
+from tfexec.ir.ops.reduction import reduced_axes
 from tfexec.ir.span import Span
+from tfexec.ir.types import TensorType, Type
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,14 +9,14 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from tfexec.ir.dims import ShapeDim
+from tfexec.ir.expr import Call
+from tfexec.ir.operands import Operand as ExprLike, apply
 from tfexec.ir.ops.attrs import check_bool, check_choice, check_dims, check_ints, check_optional_int
 from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite
 from tfexec.ir.ops.conv import per_axis, spatial_attrs, window_count
 from tfexec.ir.ops.promotion import tensor_args
-from tfexec.ir.types import TensorType, Type
-from tfexec.ir.expr import Call
-from tfexec.ir.operands import Operand as ExprLike, apply
 from tfexec.ir.span import Span
+from tfexec.ir.types import TensorType, Type
 
 InterpolateMode = Literal["nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear"]
 INTERPOLATE_MODES: tuple[str, ...] = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear")

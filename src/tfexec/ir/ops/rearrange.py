@@ -8,13 +8,13 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from tfexec.ir.dims import ShapeDim, dim_expr
+from tfexec.ir.expr import Call
+from tfexec.ir.operands import Operand as ExprLike, apply
 from tfexec.ir.ops.attrs import check_choice, check_int, check_ints, check_number, check_optional_ints
 from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite, normalize_axis
 from tfexec.ir.ops.promotion import tensor_args
-from tfexec.ir.types import TensorType, Type
-from tfexec.ir.expr import Call
-from tfexec.ir.operands import Operand as ExprLike, apply
 from tfexec.ir.span import Span
+from tfexec.ir.types import TensorType, Type
 
 PadMode = Literal["constant", "reflect", "replicate", "circular"]
 PAD_MODES: tuple[str, ...] = ("constant", "reflect", "replicate", "circular")

@@ -5,12 +5,12 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from tfexec.ir.dtypes import DType
-from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite, normalize_axis
-from tfexec.ir.ops.promotion import tensor_args
-from tfexec.ir.types import TensorType, Type
 from tfexec.ir.expr import Call
 from tfexec.ir.operands import Operand as ExprLike, apply
+from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite, normalize_axis
+from tfexec.ir.ops.promotion import tensor_args
 from tfexec.ir.span import Span
+from tfexec.ir.types import TensorType, Type
 
 ReduceKind = Literal["sum", "mean", "max", "min", "prod"]
 REDUCE_KINDS: tuple[str, ...] = ("sum", "mean", "max", "min", "prod")

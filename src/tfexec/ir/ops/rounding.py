@@ -11,14 +11,14 @@ from typing import ClassVar
 import torch
 
 from tfexec.ir.dtypes import DType
+from tfexec.ir.expr import Call
+from tfexec.ir.operands import Operand as ExprLike, apply
 from tfexec.ir.ops.attrs import check_int
 from tfexec.ir.ops.base import Op, Operand, Reference, TypeRuleError, cite
 from tfexec.ir.ops.elementwise import UnaryKind, UnaryOp
 from tfexec.ir.ops.promotion import broadcast_shapes, promote, tensor_args
-from tfexec.ir.types import TensorType, Type
-from tfexec.ir.expr import Call
-from tfexec.ir.operands import Operand as ExprLike, apply
 from tfexec.ir.span import Span
+from tfexec.ir.types import TensorType, Type
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,13 +8,13 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from tfexec.ir.dtypes import DType
+from tfexec.ir.expr import Call
+from tfexec.ir.operands import DTypeLike, Operand as ExprLike, apply, as_dtype
 from tfexec.ir.ops.attrs import check_int
 from tfexec.ir.ops.base import Op, Operand, normalize_axis
 from tfexec.ir.ops.promotion import tensor_args
-from tfexec.ir.types import TensorType, Type
-from tfexec.ir.expr import Call
-from tfexec.ir.operands import DTypeLike, Operand as ExprLike, apply, as_dtype
 from tfexec.ir.span import Span
+from tfexec.ir.types import TensorType, Type
 
 
 @dataclass(frozen=True, slots=True)

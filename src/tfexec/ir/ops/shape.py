@@ -6,14 +6,14 @@ Sizes in attributes are ``ShapeDim``s, resolved through the run's dim bindings.
 from dataclasses import dataclass
 from typing import ClassVar
 
-from tfexec.ir.dims import ShapeDim, dim_expr, is_shape_dim, shape_product
-from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite, normalize_axis
-from tfexec.ir.ops.promotion import TensorTypeShape, promote, tensor_args
-from tfexec.ir.types import TensorType, TupleType, Type
 from tfexec.errors import IRConstructionError
+from tfexec.ir.dims import ShapeDim, dim_expr, is_shape_dim, shape_product
 from tfexec.ir.expr import Call, Expr, Tuple
 from tfexec.ir.operands import EXPR_CLASSES, Operand as ExprLike, apply, as_expr, short
+from tfexec.ir.ops.base import Op, Operand, TypeRuleError, cite, normalize_axis
+from tfexec.ir.ops.promotion import TensorTypeShape, promote, tensor_args
 from tfexec.ir.span import Span
+from tfexec.ir.types import TensorType, TupleType, Type
 
 
 def _check_dims(owner: str, field: str, dims: object) -> None:

@@ -66,3 +66,8 @@ def _hardswish(op: act.Hardswish, args: tuple[Arg, ...]) -> Kernel:
 @value_rule(act.Mish)
 def _mish(op: act.Mish, args: tuple[Arg, ...]) -> Kernel:
     return _kernel(op, F.mish)
+
+
+@value_rule(act.Softsign)
+def _softsign(op: act.Softsign, args: tuple[Arg, ...]) -> Kernel:
+    return _kernel(op, F.softsign)
