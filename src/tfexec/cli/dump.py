@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from tfexec.compare import write_program_dump
 
     program = load_program(args.file, args.function)
-    from tfexec.compare._format import index_path
+    from tfexec.compare import index_path
 
     inputs = command_inputs(args)
     claim(args.out, DUMP, inputs, force=args.force)

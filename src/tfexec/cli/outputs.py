@@ -57,14 +57,14 @@ def _starts_with(marker: str, limit: int = 4096) -> Callable[[Path], bool]:
 
 
 def _dump_tensors(path: Path) -> bool:
-    from tfexec.compare._format import FORMAT
+    from tfexec.compare import FORMAT
 
     meta = safetensors_metadata(path)
     return meta is not None and meta.get("format") == FORMAT
 
 
 def _dump_index(path: Path) -> bool:
-    from tfexec.compare._format import FORMAT
+    from tfexec.compare import FORMAT
 
     try:
         document = json.loads(path.read_text(encoding="utf-8"))

@@ -41,7 +41,7 @@ def _claim_outputs(args: argparse.Namespace) -> None:
     """The two files ``--out DIR`` receives, claimed before any check runs (``cli.outputs``)."""
     from pathlib import Path
 
-    from tfexec.reduce._api import INPUTS_FILE, PROGRAM_FILE
+    from tfexec.reduce import INPUTS_FILE, PROGRAM_FILE
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():
