@@ -65,7 +65,7 @@ class FuzzReport:
         o = self.options
         lines = [
             f"fuzz: seed {o.seed}, budget {o.budget()}: drew {self.drawn} program(s) in {self.seconds:.1f} s, "
-            f"ran {self.ran} through the backend ({self.duplicates} duplicate(s) skipped, "
+            f"ran {self.ran} through the backend and compared {self.compared} ({self.duplicates} duplicate(s) skipped, "
             f"{self.retried_inputs} needed redrawn inputs to stay finite)",
             f"  divergences: {sum(self.hits[f.signature] for f in self.divergences)} program(s), "
             f"{len(self.divergences)} signature(s)",
