@@ -972,3 +972,16 @@ def test_malformed_block_digests_fail_at_load(tmp_path: Path, edit: object, mess
     _edit_manifest(saved, lambda m: edit(m["tensors"]["w"]["blocks"]))
     with pytest.raises(ModuleLoadError, match=r"malformed manifest: tensors\['w'\]\." + message):
         load_module(saved)
+
+
+def test_an_empty_tensor_file_reads_back(tmp_path: Path) -> None:
+    """A program with no parameters has an inputs file with no tensors (a fuzzer's reduced
+    repro, say): it must be a valid safetensors file, with or without metadata."""
+    from safetensors.torch import load_file
+
+    from tfexec.loading import write_tensors
+
+    for metadata in (None, {}, {"origin.x": "input x"}):
+        path = tmp_path / f"empty{len(metadata or {})}{metadata is None}.safetensors"
+        write_tensors({}, path, metadata=metadata)
+        assert load_file(str(path)) == {}

@@ -15,7 +15,6 @@ the program (exit 3, the protocol's "unsupported"), never guess.
 """
 
 import argparse
-import math
 import operator
 import sys
 from collections.abc import Callable, Sequence

@@ -113,3 +113,9 @@ def test_a_planted_bug_is_found_with_every_op_on(case: str) -> None:
     wide = FuzzOptions(seed=1, count=300, loops=options.loops, tolerances=options.tolerances, reduce=False)
     report = fuzz(backend, wide)
     assert any(f.signature.startswith(op) for f in report.divergences), report.summary()
+
+
+@pytest.mark.slow
+def test_the_inductor_row_compiles_and_agrees_on_a_few_programs() -> None:
+    report = fuzz(_fx_backend("inductor"), FuzzOptions(seed=0, count=3, layouts=False, ops=frozenset({"add", "mul", "gelu", "softmax", "reduce"})))
+    assert report.compared >= 1, report.summary()

@@ -78,9 +78,10 @@ def divergence_signature(function: Function, key: str) -> str:
 
 
 def crash_signature(exc: BaseException) -> str:
-    """The crash's kind and the last line of its message, numbers written ``#``."""
+    """The crash's kind and the first line of its message, numbers written ``#`` (the first:
+    torch's compile errors end with the same advice line whatever went wrong)."""
     lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
-    text = f"{type(exc).__name__}: {lines[-1] if lines else ''}"
+    text = f"{type(exc).__name__}: {lines[0] if lines else ''}"
     return re.sub(r"\d+", "#", text)[:160]
 
 

@@ -23,6 +23,7 @@ from tfexec.fuzz._findings import (
 )
 from tfexec.fuzz._inputs import ATTEMPTS, first_non_finite, redrawn
 from tfexec.fuzz._options import Budget, FuzzOptions, FuzzUsageError, draw_programs
+from tfexec.reduce._surgery import Candidate
 
 
 @dataclass
@@ -65,7 +66,7 @@ class FuzzReport:
         o = self.options
         lines = [
             f"fuzz: seed {o.seed}, budget {o.budget()}: drew {self.drawn} program(s) in {self.seconds:.1f} s, "
-            f"ran {self.ran} through the backend ({self.duplicates} duplicate(s) skipped, "
+            f"ran {self.ran} through the backend and compared {self.compared} ({self.duplicates} duplicate(s) skipped, "
             f"{self.retried_inputs} needed redrawn inputs to stay finite)",
             f"  divergences: {sum(self.hits[f.signature] for f in self.divergences)} program(s), "
             f"{len(self.divergences)} signature(s)",
@@ -142,54 +143,18 @@ def _one(
     root: Path | None, known: "dict[str, Path] | None" = None,
 ) -> None:
     """Run one drawn program; update ``report``."""
-    from tfexec.reduce._flatten import flatten
-    from tfexec.reduce._surgery import build
     from tfexec.testing import Program
+    from tfexec.text import print_ir
 
     assert isinstance(program, Program)
-    from tfexec.text import print_ir
 
     text = print_ir(program.function)
     if text in seen:
         report.duplicates += 1
         return
     seen.add(text)
-    chosen = None
-    last_bad = None
-    for attempt in range(ATTEMPTS):
-        inputs = program.inputs if attempt == 0 else redrawn(program.inputs, attempt, options.seed * 100_003 + index)
-        try:
-            flat = flatten(program.target, inputs)
-            whole = build(flat, tuple(range(len(flat.candidates))))
-            if whole is None:
-                report.oracle_refusals["the program has no node to compare"] += 1
-                return
-            table = tfexec_table(whole.function, whole.inputs)
-        except TfexecError as exc:
-            if attempt == 0:
-                report.oracle_refusals[f"{type(exc).__name__}: {_first_line(exc)}"] += 1
-                return
-            continue
-        non_finite = first_non_finite(table)
-        if non_finite is None:
-            disagreement = _routes_disagree(whole.function, whole.inputs)
-            if disagreement is not None:  # a bug in tfexec itself: never a backend's
-                report.oracle_refusals[disagreement] += 1
-                return
-            chosen = (whole, table)
-            report.retried_inputs += attempt > 0
-            break
-        if attempt == 0:
-            last_bad = (whole, non_finite)
+    chosen = _finite_run(program, index, options, report)
     if chosen is None:
-        if last_bad is None:  # every redrawn input set was refused too
-            report.oracle_refusals["no input set tfexec evaluates on"] += 1
-            return
-        whole, bad = last_bad
-        from tfexec.compare import program_info
-
-        op = program_info(whole.function).get(bad.key.split(".")[0])
-        report.oracle_non_finite[op.op if op is not None else bad.key] += 1
         return
     whole, table = chosen
     fn, inputs = whole.function, whole.inputs
@@ -219,6 +184,53 @@ def _one(
     report.findings[signature] = _record(kind, signature, detail, index, fn, inputs, whole, backend, options, root)
 
 
+def _finite_run(
+    program: "object", index: int, options: FuzzOptions, report: FuzzReport,
+) -> "tuple[Candidate, dict[str, torch.Tensor]] | None":
+    """The flat program and tfexec's table on inputs that keep every node finite (the
+    generator's, else redrawn ones), or None — the oracle refused the program, computes a
+    NaN/Inf on every input tried, or disagrees with itself (counted in ``report``)."""
+    from tfexec.compare import program_info
+    from tfexec.compare._tables import node_key_of
+    from tfexec.reduce._flatten import flatten
+    from tfexec.reduce._surgery import build
+    from tfexec.testing import Program
+
+    assert isinstance(program, Program)
+    first_bad = None
+    for attempt in range(ATTEMPTS):
+        inputs = program.inputs if attempt == 0 else redrawn(program.inputs, attempt, options.seed * 100_003 + index)
+        try:
+            flat = flatten(program.target, inputs)
+            whole = build(flat, tuple(range(len(flat.candidates))))
+            if whole is None:
+                report.oracle_refusals["the program has no node to compare"] += 1
+                return None
+            table = tfexec_table(whole.function, whole.inputs)
+        except TfexecError as exc:
+            if attempt == 0:
+                report.oracle_refusals[f"{type(exc).__name__}: {_first_line(exc)}"] += 1
+                return None
+            continue  # a redrawn input tfexec refuses (an index out of range, say): the next one
+        bad = first_non_finite(table)
+        if bad is not None:
+            first_bad = first_bad or (whole, bad)
+            continue
+        disagreement = _routes_disagree(whole.function, whole.inputs)
+        if disagreement is not None:  # a bug in tfexec itself: never a backend's
+            report.oracle_refusals[disagreement] += 1
+            return None
+        report.retried_inputs += attempt > 0
+        return whole, table
+    if first_bad is None:
+        report.oracle_refusals["no input set tfexec evaluates on"] += 1
+        return None
+    whole, bad = first_bad
+    info = program_info(whole.function).get(node_key_of(bad.key))
+    report.oracle_non_finite[info.op if info is not None else bad.key] += 1
+    return None
+
+
 def _record(
     kind: Kind, signature: str, detail: str, index: int, fn: "object", inputs: tuple[torch.Tensor, ...],
     whole: "object", backend: Backend, options: FuzzOptions, root: Path | None,
@@ -227,7 +239,6 @@ def _record(
     from tfexec.ir.expr import Function
     from tfexec.reduce import ReductionError, reduce_failing
     from tfexec.reduce._api import write_candidate
-    from tfexec.reduce._surgery import Candidate
 
     assert isinstance(fn, Function) and isinstance(whole, Candidate)
     reduced = None

@@ -332,7 +332,9 @@ def write_tensors(tensors: Mapping[str, torch.Tensor], path: "str | os.PathLike[
             data_len=t.numel() * t.element_size(),
         )
     try:
-        safetensors.serialize_file(specs, Path(path), metadata=dict(metadata or {}))
+        # No metadata is None, never {}: safetensors 0.8 writes an unreadable header for no
+        # tensors with an empty metadata dict ('{},"__metadata__":{}}').
+        safetensors.serialize_file(specs, Path(path), metadata=dict(metadata) if metadata else None)
     except (safetensors.SafetensorError, ValueError, TypeError, OSError) as exc:
         raise ModuleLoadError(f"{path}: cannot write tensors: {exc}") from exc
 
