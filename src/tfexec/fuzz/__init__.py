@@ -15,8 +15,8 @@ Implementation notes
 --------------------
 ``_options`` draws programs from ``tfexec.testing.programs()`` (seeded Hypothesis runs),
 ``_inputs`` searches for inputs that keep every node finite, ``_findings`` holds the
-signatures, the reduction predicate and the corpus writer, ``_run`` the loop, ``_cli``
-the command line.
+signatures, the reduction predicate and the corpus writer, ``_run`` the loop; the
+command line is ``tfexec.cli.fuzz``.
 """
 
 from tfexec.fuzz._backend import (
