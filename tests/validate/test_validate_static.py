@@ -218,3 +218,20 @@ def test_a_record_writing_a_loop_before_its_iterations_is_refused(monkeypatch: p
     monkeypatch.setattr(run, "record", loop_first)
     report = validate(lower(fn))
     assert not report.ok and "record, writing this node list's table, gives" in str(report), str(report)
+
+
+def test_a_boundary_returning_its_raw_reads_instead_of_its_arguments_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``EnterCall.compute`` runs on symbols (``validate/runtime.SymbolicRun``): one that hands
+    the callee its flat reads instead of the arguments rebuilt from them is a mismatch."""
+    from tfexec.forward.kinds import EnterCall, tensors_at
+
+    assert validate(lower(_nested_program())).ok
+
+    def flat(self: EnterCall, run: object, scope: int, xs: "list[object]") -> object:
+        xs = tensors_at(xs, self.conv, run.device)  # type: ignore[attr-defined]
+        run.enter(self, tuple(xs))  # type: ignore[attr-defined]
+        return tuple(xs)
+
+    monkeypatch.setattr(EnterCall, "compute", flat)
+    report = validate(lower(_nested_program()))
+    assert not report.ok and "its boundary, run on its reads, gives" in str(report), str(report)

@@ -31,7 +31,7 @@ from tfexec.semantics.keys import iteration_prefix, template
 from tfexec.semantics.values import may_hold_index
 from tfexec.validate import heads
 from tfexec.validate.report import Problem
-from tfexec.validate.runtime import expected_operands, handed, mismatch, recorded, symbolic
+from tfexec.validate.runtime import entered, expected_operands, handed, mismatch, recorded, symbolic
 from tfexec.validate.terms import Den, Denotation, Terms, leaves, project
 
 
@@ -254,6 +254,10 @@ class GraphDenotation:
             return term
         if isinstance(what, EnterCall):
             args = [self.positions(s, reads, where, node) for s in what.args]
+            model = ((("scope", what.callee_scope), tuple(symbolic(a) for a in args)), tuple(symbolic(a) for a in args))
+            why = mismatch(model, lambda: entered(what, node.scope, handed_reads))
+            if why is not None:
+                self.problem("reads", where, f"its boundary, run on its reads, {why}", node)
             dims = heads.call_scope(terms, what.callee, what.layouts, args)
             steps.append((dims, what.call))
             if type(what.callee_scope) is int and 0 < what.callee_scope < self.graph.scope_count:

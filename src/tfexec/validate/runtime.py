@@ -11,12 +11,16 @@ trust. (A symbol is an object of its own, so a weak scalar ``3`` can never pass 
 """
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from tfexec.forward import run
 from tfexec.forward.run import COMPUTE, DIRECT, ONE, TWO, Ref, Step
 from tfexec.ir.weak import Weak
 from tfexec.semantics.dispatch import Fill
 from tfexec.validate.terms import Den
+
+if TYPE_CHECKING:
+    from tfexec.forward.kinds import EnterCall
 
 
 class Sym:
@@ -72,6 +76,30 @@ def recorded(
     out: dict[str, object] = {}
     run.record(keyed, context, prefix, dict(iterations), out, None)
     return tuple(out.items())
+
+
+class SymbolicRun(run.Run):
+    """A run context for calling an ``EnterCall``'s ``compute`` on symbols: no device, and a
+    boundary's ``enter`` records the arguments it was handed instead of checking them."""
+
+    __slots__ = ("entered",)
+
+    def __init__(self) -> None:  # noqa: D107  (nothing of Run's is needed)
+        self.device = None
+        self.entered: list[tuple[int, tuple[object, ...]]] = []
+
+    def enter(self, boundary: "EnterCall", args: tuple[object, ...]) -> None:
+        self.entered.append((boundary.callee_scope, args))
+
+
+def entered(boundary: "EnterCall", scope: int, reads: Sequence[object]) -> tuple[object, object]:
+    """What ``boundary.compute`` hands ``enter`` and returns, given symbolic ``reads``."""
+    sym = SymbolicRun()
+    value = boundary.compute(sym, scope, reads)
+    if len(sym.entered) != 1:
+        raise AssertionError(f"it enters {len(sym.entered)} scope(s), not one")
+    scope_opened, args = sym.entered[0]
+    return (("scope", scope_opened), args), value
 
 
 def expected_operands(fills: Sequence[Fill], reads: Sequence[object]) -> tuple[object, ...]:
