@@ -195,3 +195,43 @@ def test_a_node_not_converting_a_host_int_index_it_reads_is_refused() -> None:
 
         report = validate(with_body(graph, rebuilt(graph.body, nodes)))
         assert not report.ok and "may hold an index value as a host int, which it does not make a tensor" in str(report)
+
+
+def test_a_record_writing_a_loop_before_its_iterations_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tfexec import GridRegionExpr, i64
+    from tfexec.forward import run
+
+    x, i, h = Var("x", f32[2]), Var("i", i64[()]), Var("h", f32[2])
+    step = ops.add(h, 1.0)
+    fn = Function("f", (x,), ops.mul(GridRegionExpr(2, i, (x,), (h,), step, (step,)), 2.0))
+    assert validate(lower(fn)).ok
+
+    def loop_first(keyed: object, values: object, prefix: str, nested: dict[str, object], out: dict[str, object],
+                   device: object) -> None:
+        for key, ref in keyed:  # type: ignore[attr-defined]
+            full = prefix + key
+            out[full] = run.observed(run.read(ref, values), device)  # type: ignore[arg-type]
+            for k in [k for k in nested if k.startswith(full + "[")]:
+                out[k] = nested.pop(k)
+        out.update(nested)
+
+    monkeypatch.setattr(run, "record", loop_first)
+    report = validate(lower(fn))
+    assert not report.ok and "record, writing this node list's table, gives" in str(report), str(report)
+
+
+def test_a_boundary_returning_its_raw_reads_instead_of_its_arguments_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``EnterCall.compute`` runs on symbols (``validate/runtime.SymbolicRun``): one that hands
+    the callee its flat reads instead of the arguments rebuilt from them is a mismatch."""
+    from tfexec.forward.kinds import EnterCall, tensors_at
+
+    assert validate(lower(_nested_program())).ok
+
+    def flat(self: EnterCall, run: object, scope: int, xs: "list[object]") -> object:
+        xs = tensors_at(xs, self.conv, run.device)  # type: ignore[attr-defined]
+        run.enter(self, tuple(xs))  # type: ignore[attr-defined]
+        return tuple(xs)
+
+    monkeypatch.setattr(EnterCall, "compute", flat)
+    report = validate(lower(_nested_program()))
+    assert not report.ok and "its boundary, run on its reads, gives" in str(report), str(report)

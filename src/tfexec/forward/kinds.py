@@ -183,11 +183,17 @@ class EnterCall:
     direct: ClassVar[None] = None
 
     def compute(self, run: Run, scope: int, xs: Sequence[object]) -> object:
+        """The arguments, made of the reads (host-int indices made tensors), handed to
+        ``run.enter`` (which checks them and opens the callee's scope) and returned."""
         xs = tensors_at(xs, self.conv, run.device)
         args = tuple(rebuild(s, xs) for s in self.args)
-        values = [as_value(a, lay) for a, lay in zip(args, self.layouts)]  # type: ignore[arg-type]
-        run.open_scope(self.callee_scope, call_bindings(self.call, self.callee, values))
+        run.enter(self, args)
         return args
+
+    def bindings(self, args: tuple[object, ...]) -> dict[str, int]:
+        """The callee's dim bindings for ``args``, checked against its parameters (hir §1.1)."""
+        values = [as_value(a, lay) for a, lay in zip(args, self.layouts)]  # type: ignore[arg-type]
+        return call_bindings(self.call, self.callee, values)
 
     def describe(self) -> str:
         return f"call {self.callee.name}"

@@ -12,7 +12,7 @@ boundary node opens its callee's), and what ``denote_all(loops="expand")`` recor
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import TypeAlias, Union
+from typing import TYPE_CHECKING, TypeAlias, Union
 
 from tfexec.errors import EvalError, TfexecError, TypeCheckError
 import torch
@@ -25,6 +25,9 @@ from tfexec.semantics import messages
 from tfexec.semantics.context import EvaluateContext
 from tfexec.semantics.liveness import last_reads
 from tfexec.semantics.values import observed
+
+if TYPE_CHECKING:
+    from tfexec.forward.kinds import EnterCall
 
 Ref: TypeAlias = Union[Read, tuple["Ref", ...]]
 """Where a value lives in a context: one read, or a tuple of refs (a ``Tuple`` node has no slot)."""
@@ -54,6 +57,10 @@ class Run:
         self.contexts[scope] = self.contexts[0].scoped(dims)
         if self.checks is not None:
             self.checks.open(scope, dims)
+
+    def enter(self, boundary: "EnterCall", args: tuple[object, ...]) -> None:
+        """An inlined call's boundary with these arguments: check them, open its callee's scope."""
+        self.open_scope(boundary.callee_scope, boundary.bindings(args))
 
     def iteration(self, prefix: str, trace: dict[str, object]) -> "Run":
         """This run, recording one loop iteration's values into ``trace`` under ``prefix``."""

@@ -58,7 +58,7 @@ class Kernel:
     host_index: bool = False
     """The kernel does index arithmetic: an operand that is an index value (a loop's induction
     variable, a ``dim_*`` result) may reach it as a Python int, and it may return one — an
-    index value, made a tensor only where observed (core-ir §2)."""
+    index value, made a tensor only where observed (core-ir §2); such an int must fit in i64."""
 
 
 ValueRule: TypeAlias = Callable[[Any, "tuple[Arg, ...]"], Kernel]
@@ -117,7 +117,10 @@ def register_eval(op_cls: type[Op], *, override: bool = False) -> Callable[[Hand
       not run: a handler must not need it.
 
     It returns a ``TensorValue`` or ``TupleValue`` computed where its operands are, without
-    modifying them; that value becomes the call's value, carrying the layout
+    modifying them: tuple fields are ``Value``s, each tensor's ``data`` is a ``torch.Tensor``
+    of its ``type``'s dtype and shape, and the tuple tree is the call's inferred type's
+    (``tfexec.semantics.contract`` checks this on both routes; anything else is an
+    ``EvalError`` naming the call). That value becomes the call's value, carrying the layout
     ``op.value_layout`` gives (and no weak scalar). Anything it raises becomes an
     ``EvalError`` prefixed by ``describe_expr`` of the call. Both routes call it: the direct
     route at each dispatch, the lowered graph from the call's node. Registering a class

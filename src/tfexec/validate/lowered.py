@@ -31,7 +31,7 @@ from tfexec.semantics.keys import iteration_prefix, template
 from tfexec.semantics.values import may_hold_index
 from tfexec.validate import heads
 from tfexec.validate.report import Problem
-from tfexec.validate.runtime import expected_operands, handed, mismatch, symbolic
+from tfexec.validate.runtime import entered, expected_operands, handed, mismatch, recorded, symbolic
 from tfexec.validate.terms import Den, Denotation, Terms, leaves, project
 
 
@@ -80,6 +80,7 @@ class GraphDenotation:
             slots.append(den)
             context.append(symbolic(den))
             hosts.append(may_be_host_int(node))
+        iterations = {k: symbolic(d) for entries in nested.values() for k, d in entries}
         table: list[tuple[str, Den]] = []
         for key, ref in body.keyed:
             full = prefix + key
@@ -87,6 +88,10 @@ class GraphDenotation:
             table.append((full, self.ref(ref, slots, full)))
         for rest in nested.values():
             table.extend(rest)
+        model = tuple((k, symbolic(d)) for k, d in table)
+        why = mismatch(model, lambda: recorded(body.keyed, context, prefix, iterations))
+        if why is not None:
+            self.problem("keys", label, f"record, writing this node list's table, {why}")
         return table
 
     def label(self, node: ForwardNode, prefix: str, slot: int) -> str:
@@ -249,6 +254,10 @@ class GraphDenotation:
             return term
         if isinstance(what, EnterCall):
             args = [self.positions(s, reads, where, node) for s in what.args]
+            model = ((("scope", what.callee_scope), tuple(symbolic(a) for a in args)), tuple(symbolic(a) for a in args))
+            why = mismatch(model, lambda: entered(what, node.scope, handed_reads))
+            if why is not None:
+                self.problem("reads", where, f"its boundary, run on its reads, {why}", node)
             dims = heads.call_scope(terms, what.callee, what.layouts, args)
             steps.append((dims, what.call))
             if type(what.callee_scope) is int and 0 < what.callee_scope < self.graph.scope_count:

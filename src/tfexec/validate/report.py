@@ -14,7 +14,7 @@ RULES: dict[str, str] = {
     "hoisting": "each loop hoists exactly the program's invariant frontier",
     "frees": "run frees a slot only after its last reader, never an output",
     "types": "each declared type is what inference gave the node's source",
-    "reads": "reads name earlier slots and fields; run steps follow their nodes",
+    "reads": "reads name earlier slots and fields; run steps, getters and index conversions follow their nodes",
     "scopes": "each node computes in a scope a boundary before it opened",
     "registry": "each plan uses the registry's current rule for its op",
 }

@@ -3,7 +3,7 @@
 The graph's denotation (``lowered``) models what each node is handed from its declared reads.
 The run loop does not read ``node.reads`` itself: it calls the step's getter (or indexes
 slots ``a``/``b`` on its fast paths), a loop body's output getter, an op's operand
-``assemble``r and the kinds' ``rebuild``. Those are pure functions of the values they are
+``assemble``r, the kinds' ``rebuild`` and ``record``, which writes a node list's table. Those are pure functions of the values they are
 given, so validation runs *them* — the very objects the run loop calls — on symbols standing
 for the denotations, and compares what they hand over with the model: a getter, projection,
 fast-path slot, assembler or rebuild that moves the wrong value is a mismatch, not a matter of
@@ -11,11 +11,16 @@ trust. (A symbol is an object of its own, so a weak scalar ``3`` can never pass 
 """
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
-from tfexec.forward.run import COMPUTE, DIRECT, ONE, TWO, Step
+from tfexec.forward import run
+from tfexec.forward.run import COMPUTE, DIRECT, ONE, TWO, Ref, Step
 from tfexec.ir.weak import Weak
 from tfexec.semantics.dispatch import Fill
 from tfexec.validate.terms import Den
+
+if TYPE_CHECKING:
+    from tfexec.forward.kinds import EnterCall
 
 
 class Sym:
@@ -42,6 +47,8 @@ def plain(value: object) -> object:
     Python scalar, tuples and lists as tuples; anything else as ``("?", its type name)``."""
     if isinstance(value, Sym):
         return ("t", value.term)
+    if isinstance(value, str):
+        return ("k", value)
     if isinstance(value, (tuple, list)):
         return tuple(plain(v) for v in value)
     if isinstance(value, (bool, int, float)):
@@ -59,6 +66,40 @@ def handed(step: Step, context: Sequence[object]) -> tuple[object, ...]:
         return (context[a], context[b])
     assert get is not None and kind in (DIRECT, COMPUTE)
     return tuple(get(context))  # type: ignore[arg-type]
+
+
+def recorded(
+    keyed: Sequence[tuple[str, Ref]], context: Sequence[object], prefix: str, iterations: dict[str, object],
+) -> tuple[tuple[str, object], ...]:
+    """The table ``record`` writes for a node list from its symbolic ``context`` and the
+    per-iteration entries of its loops (``iterations``, in the order they were recorded)."""
+    out: dict[str, object] = {}
+    run.record(keyed, context, prefix, dict(iterations), out, None)
+    return tuple(out.items())
+
+
+class SymbolicRun(run.Run):
+    """A run context for calling an ``EnterCall``'s ``compute`` on symbols: no device, and a
+    boundary's ``enter`` records the arguments it was handed instead of checking them."""
+
+    __slots__ = ("entered",)
+
+    def __init__(self) -> None:  # noqa: D107  (nothing of Run's is needed)
+        self.device = None
+        self.entered: list[tuple[int, tuple[object, ...]]] = []
+
+    def enter(self, boundary: "EnterCall", args: tuple[object, ...]) -> None:
+        self.entered.append((boundary.callee_scope, args))
+
+
+def entered(boundary: "EnterCall", scope: int, reads: Sequence[object]) -> tuple[object, object]:
+    """What ``boundary.compute`` hands ``enter`` and returns, given symbolic ``reads``."""
+    sym = SymbolicRun()
+    value = boundary.compute(sym, scope, reads)
+    if len(sym.entered) != 1:
+        raise AssertionError(f"it enters {len(sym.entered)} scope(s), not one")
+    scope_opened, args = sym.entered[0]
+    return (("scope", scope_opened), args), value
 
 
 def expected_operands(fills: Sequence[Fill], reads: Sequence[object]) -> tuple[object, ...]:
