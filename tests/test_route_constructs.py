@@ -65,7 +65,11 @@ def agree(fn: Function, *inputs: object) -> object:
 def _same(a: object, b: object) -> bool:
     if isinstance(a, tuple):
         return isinstance(b, tuple) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    return isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.dtype == b.dtype and torch.equal(a, b)
+    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.dtype == b.dtype and a.shape == b.shape):
+        return False
+    if a.is_floating_point():  # bit for bit, NaN (0 / 0 of an index, say) included
+        return torch.equal(torch.isnan(a), torch.isnan(b)) and torch.equal(torch.nan_to_num(a), torch.nan_to_num(b))
+    return torch.equal(a, b)
 
 
 # -- nested tuple fields: parameter paths, callee parameter paths, projections ---------------
