@@ -19,26 +19,28 @@ TOP_LEVEL = "(modules directly under tfexec/)"
 TOTAL = "(all of src/tfexec)"
 
 BUDGET: dict[str, int] = {
-    TOTAL: 26387,
-    TOP_LEVEL: 848,
-    "cli": 1106,
-    "compare": 559,
-    "docs": 1362,
+    TOTAL: 29810,
+    TOP_LEVEL: 913,
+    "cli": 1396,
+    "compare": 796,
+    "docs": 1366,
     "evaluator": 339,
-    "explain": 1886,
-    "forward": 965,
-    "frontends": 2885,
-    "ir": 4872,
-    "loading": 1067,
-    "mesh": 2171,
-    "reduce": 1011,
-    "semantics": 2260,
-    "testing": 1953,
-    "text": 1948,
-    "validate": 1155,
+    "explain": 1983,
+    "forward": 976,
+    "frontends": 3686,
+    "fuzz": 703,
+    "ir": 4967,
+    "loading": 1180,
+    "mesh": 2633,
+    "reduce": 1021,
+    "semantics": 2416,
+    "testing": 2148,
+    "text": 1947,
+    "validate": 1340,
 }
-"""Non-blank source lines per package, as of the layout branch (issue #31); the lead resets them
-after merging the round (see the module docstring)."""
+"""Non-blank source lines per package, as of round 3's merge (issues #26-#33: the fuzzer, the
+import's mutation and refusal rules, the mesh's stall check and signed records, the route
+contract and the validator's runtime model); change a number in the commit that needs it."""
 
 
 def _lines(path: Path) -> int:
