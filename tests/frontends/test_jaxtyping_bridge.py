@@ -180,9 +180,25 @@ def test_the_command_line_reads_them(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "OK against PyTorch" in capsys.readouterr().out
     assert main(["import", "block.py:make", "--example-shape", "2,8,64", "--example-shape", "8,64", "--out", "m"]) == 0
     assert "forward(x: f32[batch, seq, 64], bias: f32[seq, 64])" in capsys.readouterr().out
-    assert main(["check", "block.py:make", "--against", "torch", "--example-shape", "2,8,64", "--example-shape", "4,64"]) == 1
+    # Examples that contradict readable annotations are a command-line mistake (exit 2), on check and import.
+    assert main(["check", "block.py:make", "--against", "torch", "--example-shape", "2,8,64", "--example-shape", "4,64"]) == 2
     err = capsys.readouterr().err
-    assert "AnnotationError: dim seq is 8 at x axis 1" in err and len(err.strip().splitlines()) == 1
+    assert "--example-shape: dim seq is 8 at x axis 1" in err and len(err.strip().splitlines()) == 1
+    assert main(["import", "block.py:make", "--example-shape", "2,8,64", "--example-shape", "4,64", "--out", "m2"]) == 2
+    assert "tfexec import: --example-shape: dim seq is 8 at x axis 1" in capsys.readouterr().err
+    assert not (tmp_path / "m2").exists()
+
+
+ANNOTATED_VARIADIC = MODEL.replace('"batch seq d_model"', '"*batch seq d_model"')
+
+
+def test_an_annotation_tfexec_cannot_read_is_the_models_failure(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "block.py").write_text(ANNOTATED_VARIADIC)
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "block.py:make", "--against", "torch", "--example-shape", "2,8,64", "--example-shape", "8,64"]) == 1
+    assert "AnnotationError: x: Float[Tensor, '*batch seq d_model']: '*batch' stands for any number of axes" in capsys.readouterr().err
 
 
 FUTURE_MODEL = '''from __future__ import annotations

@@ -26,6 +26,7 @@ from tfexec.compare import Tolerance
 from tfexec.frontends.torch._against import check_against_torch
 from tfexec.frontends.torch._against_report import TorchCheckReport
 from tfexec.frontends.torch._api import import_module
+from tfexec.frontends.torch._jaxtyping import ExamplesContradictAnnotations
 from tfexec.frontends.torch._report import TorchImportError
 from tfexec.ir.dtypes import DType
 from tfexec.ir.expr import Function
@@ -149,7 +150,10 @@ def _check_input_count(target: str, model: Any, given: int) -> None:
 def run_import(target: str, shapes: Sequence[str], out: str, name: str = "forward", seed: int = 0) -> str:
     """Import ``MODEL.py:FACTORY`` and save it at ``out``; returns a one-line summary."""
     model, examples, dynamic = load_model(target, shapes, seed)
-    loaded = import_module(model, examples, dynamic, name=name)
+    try:
+        loaded = import_module(model, examples, dynamic, name=name)
+    except ExamplesContradictAnnotations as exc:
+        raise ImportUsageError(f"--example-shape: {exc}") from None
     path = loaded.save(out)
     fn = loaded.entry
     assert isinstance(fn, Function)
@@ -163,4 +167,7 @@ def run_against(
     """``tfexec check MODEL.py:FACTORY --against torch``: import the model on its example
     inputs and compare every paired node with PyTorch's value (``check_against_torch``)."""
     model, examples, dynamic = load_model(target, shapes, seed)
-    return check_against_torch(model, examples, dynamic, tolerances=tolerances)
+    try:
+        return check_against_torch(model, examples, dynamic, tolerances=tolerances)
+    except ExamplesContradictAnnotations as exc:
+        raise ImportUsageError(f"--example-shape: {exc}") from None

@@ -40,6 +40,11 @@ class AnnotationError(TorchImportError):
     """A jaxtyping annotation tfexec cannot read, or one the example inputs contradict."""
 
 
+class ExamplesContradictAnnotations(AnnotationError):
+    """The example inputs disagree with readable annotations (a size, a rank, a dtype, one name
+    at two sizes): the examples are wrong, so the command line exits 2, not 1."""
+
+
 def annotated_shapes(module_or_fn: object, inputs: Sequence[torch.Tensor]) -> dict[str, dict[int, Any]] | None:
     """The ``dynamic_shapes`` spec the jaxtyping annotations of ``forward``'s positional
     parameters give for ``inputs`` (by parameter name), or None when none is annotated."""
@@ -63,12 +68,12 @@ def annotated_shapes(module_or_fn: object, inputs: Sequence[torch.Tensor]) -> di
             size = int(example.shape[axis])
             if name in seen and seen[name][0] != size:
                 first_size, first_where = seen[name]
-                raise AnnotationError(
+                raise ExamplesContradictAnnotations(
                     f"dim {name} is {first_size} at {first_where} but {size} at {where} in the example inputs: "
                     "one name is one size; give examples that agree, or name the axes differently"
                 )
             if size < 2:
-                raise AnnotationError(
+                raise ExamplesContradictAnnotations(
                     f"dim {name} is {size} at {where} in the example inputs: torch.export makes sizes 0 and 1 "
                     f"constants, so give an example with {name} at least 2 (or annotate the axis _ to keep it static)"
                 )
@@ -117,7 +122,7 @@ def _axes(param: str, annotation: Any, example: torch.Tensor) -> dict[int, str]:
     dtypes = tuple(getattr(annotation, "dtypes", ()))
     dtype = str(example.dtype).removeprefix("torch.")
     if dtypes and dtype not in dtypes:
-        raise AnnotationError(f"{shown} does not admit the example input's dtype {dtype}")
+        raise ExamplesContradictAnnotations(f"{shown} does not admit the example input's dtype {dtype}")
     for token in tokens:
         if token.startswith("*") or token == "...":
             raise AnnotationError(
@@ -130,14 +135,14 @@ def _axes(param: str, annotation: Any, example: torch.Tensor) -> dict[int, str]:
                 "shape and never evaluates an expression (name the axis, give its size, or write _ to leave it static)"
             )
     if len(tokens) != example.dim():
-        raise AnnotationError(
+        raise ExamplesContradictAnnotations(
             f"{shown} names {len(tokens)} axis(es) but the example input has {example.dim()} (shape {list(example.shape)})"
         )
     out: dict[int, str] = {}
     for axis, token in enumerate(tokens):
         if token.isdigit():
             if int(token) != example.shape[axis]:
-                raise AnnotationError(
+                raise ExamplesContradictAnnotations(
                     f"{shown}: axis {axis} is {token} in the annotation but {example.shape[axis]} in the example input "
                     f"(shape {list(example.shape)})"
                 )
